@@ -1,0 +1,46 @@
+# tpc-bench: the index of what you can do.
+#   make demo    start a lab of real XRootD/GridFTP servers, run a campaign, serve the dashboard
+#   make test    install what is needed and run the whole test suite
+#   make bench   print the benchmark ratios (fidelity, webapp scale, planner)
+#   make lint    ruff (and helm lint once the chart exists)
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: help demo test bench lint system-deps venv postgres clean
+
+help:
+	@sed -n '2,6p' Makefile | sed 's/^# *//'
+
+system-deps:
+	@scripts/install-system-deps.sh
+
+# The virtual environment is rebuilt only when the dependency pins change.
+$(STAMP): pyproject.toml constraints.txt
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip==25.3
+	$(PY) -m pip install -q -c constraints.txt -e '.[test]'
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+postgres: system-deps
+	@scripts/ensure-postgres.sh
+
+test: system-deps venv postgres
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+demo: system-deps venv
+	@scripts/demo.sh
+
+bench: system-deps venv postgres
+	@scripts/bench.sh
+
+lint: venv
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,1 @@
+"""tpc-bench's certificate authority: our osg-ca-generator, written with `cryptography`."""

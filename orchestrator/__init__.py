@@ -1,0 +1,1 @@
+"""tpc-bench orchestrator: discovery, transfer tools, measurements, campaigns, lab, CLI."""

@@ -1,0 +1,61 @@
+"""The shape every part agrees on: a storage node and the credentials used to drive it.
+
+Discovery (lab inventory or Kubernetes) produces `Endpoint`s; transfer tools, latency probes
+and the campaign planner consume them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+DEFAULT_PORTS: dict[str, int] = {"https": 8443, "root": 1094, "gridftp": 2811}
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One node under test: an XRootD-HTTPS server and a GridFTP server on one address.
+
+    URL namespaces: XRootD exports `data_root` as `/`, so a file `data_root + name` is
+    `https://address:ports[https]/name` and `root://address:ports[root]//name`; GridFTP
+    serves absolute paths, so the same file is `gsiftp://address:ports[gridftp]/data_root/name`.
+    """
+
+    name: str
+    address: str
+    ports: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_PORTS))
+    data_root: str = "/data"
+    host_dn: str | None = None
+    netns: str | None = None  # lab only: the network namespace the node lives in
+    site: str | None = None
+    labels: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Endpoint:
+        known = {f for f in cls.__dataclass_fields__}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+@dataclass(frozen=True)
+class ClientCredentials:
+    """What the orchestrator presents to servers: a client certificate and the CA directory."""
+
+    cert: Path
+    key: Path
+    certdir: Path
+
+    def to_json(self) -> dict[str, str]:
+        return {"cert": str(self.cert), "key": str(self.key), "certdir": str(self.certdir)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, str]) -> ClientCredentials:
+        return cls(cert=Path(data["cert"]), key=Path(data["key"]), certdir=Path(data["certdir"]))
+
+
+def source_name(file_size: int) -> str:
+    """The name (under an endpoint's data root) of the source file of `file_size` bytes."""
+    return f"/tpcbench-source-{file_size}"

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs the Debian packages tpc-bench needs, skipping what is already there.
+# Usage: scripts/install-system-deps.sh [GROUP ...]   groups: base lab postgres browser
+set -euo pipefail
+
+declare -A GROUP_PACKAGES=(
+  [base]="python3 python3-venv openssl curl ca-certificates procps psmisc"
+  [lab]="xrootd-server xrootd-server-plugins xrootd-client globus-gridftp-server-progs globus-gass-copy-progs globus-proxy-utils iproute2 iptables iputils-ping"
+  [postgres]="postgresql"
+  [browser]="chromium"
+)
+
+groups=("$@")
+[ ${#groups[@]} -gt 0 ] || groups=(base lab postgres browser)
+
+wanted=()
+for g in "${groups[@]}"; do
+  [ -n "${GROUP_PACKAGES[$g]+x}" ] || { echo "install-system-deps: unknown group '$g'" >&2; exit 2; }
+  for p in ${GROUP_PACKAGES[$g]}; do wanted+=("$p"); done
+done
+
+missing=()
+for p in "${wanted[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install-system-deps: missing Debian packages: ${missing[*]}" >&2
+  echo "install-system-deps: run as root, or: sudo apt-get install ${missing[*]}" >&2
+  exit 1
+fi
+echo "install-system-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${missing[@]}"
