@@ -3,20 +3,25 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
-from OpenSSL import crypto
 
 from ca.names import to_globus_dn
 
 
 def subject_hash(cert: x509.Certificate) -> str:
     """OpenSSL's subject hash (`openssl x509 -hash`): the name of the `<hash>.0` file."""
-    # cryptography has no X509_NAME_hash; pyOpenSSL calls OpenSSL's own.
-    value = crypto.X509.from_cryptography(cert).get_subject().hash()
-    return f"{value:08x}"
+    # cryptography has no X509_NAME_hash; ask OpenSSL itself, whose lookups use the name.
+    result = subprocess.run(
+        ["openssl", "x509", "-hash", "-noout"],
+        input=cert.public_bytes(serialization.Encoding.PEM),
+        capture_output=True,
+        check=True,
+    )
+    return result.stdout.decode().strip()
 
 
 def signing_policy(ca_dn: str) -> str:
