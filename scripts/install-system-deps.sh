@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages tpc-bench needs, skipping what is already there.
-# Usage: scripts/install-system-deps.sh [GROUP ...]   groups: base lab postgres browser
+# Usage: scripts/install-system-deps.sh [GROUP ...]   groups: base lab postgres browser cluster
 set -euo pipefail
 
 declare -A GROUP_PACKAGES=(
@@ -8,6 +8,7 @@ declare -A GROUP_PACKAGES=(
   [lab]="xrootd-server xrootd-server-plugins xrootd-client globus-gridftp-server-progs globus-gass-copy-progs globus-proxy-utils iproute2 iptables iputils-ping"
   [postgres]="postgresql"
   [browser]="chromium"
+  [cluster]="etcd-server"
 )
 
 groups=("$@")
