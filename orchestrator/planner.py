@@ -1,0 +1,318 @@
+"""Contention-free campaign planning: which measurements, and in what order they may run.
+
+A node is never in two measurements at once (the NIC under test must not be shared; this
+is pScheduler's "exclusive" scheduling class). `plan_campaign` lists the measurements;
+`ListScheduler` is the pure decision logic (no clocks, no threads) deciding which pending
+measurement starts when; `schedule` drives it with worker threads and a real `run_one`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+DEFAULT_PROTOCOLS: tuple[str, ...] = ("https", "gridftp")
+DEFAULT_STREAMS: tuple[int, ...] = (8, 1)
+
+
+class _Named(Protocol):
+    name: str
+
+
+@dataclass(frozen=True)
+class MeasurementSpec:
+    """One measurement to take: K transfers src -> dst with one protocol and stream count."""
+
+    src: str
+    dst: str
+    protocol: str
+    streams: int
+
+    @property
+    def nodes(self) -> frozenset[str]:
+        return frozenset((self.src, self.dst))
+
+    @property
+    def key(self) -> str:
+        return f"{self.src}->{self.dst}/{self.protocol}/{self.streams}"
+
+
+def _name(node: str | _Named) -> str:
+    return node if isinstance(node, str) else node.name
+
+
+def plan_campaign(
+    nodes: Iterable[str | _Named],
+    protocols: Sequence[str] = DEFAULT_PROTOCOLS,
+    streams: Sequence[int] = DEFAULT_STREAMS,
+) -> list[MeasurementSpec]:
+    """Every ordered pair src != dst x protocol x streams; per pair, streams in the given order
+    (8 then 1, as the paper ran them)."""
+    names = sorted({_name(n) for n in nodes})
+    return [
+        MeasurementSpec(src, dst, protocol, s)
+        for src in names
+        for dst in names
+        if src != dst
+        for protocol in protocols
+        for s in streams
+    ]
+
+
+Estimate = Callable[[MeasurementSpec], float]
+
+
+def unit_estimate(spec: MeasurementSpec) -> float:
+    return 1.0
+
+
+def _circle_rounds(names: Sequence[str]) -> dict[frozenset[str], int]:
+    """Round number of each unordered pair in a round-robin tournament (circle method).
+
+    With equal durations, running pairs in round order gives N-1 (N even) or N (N odd)
+    rounds of node-disjoint pairs — the optimum — so the round is the tie-breaker.
+    """
+    players: list[str | None] = list(names)
+    if len(players) % 2:
+        players.append(None)  # the bye
+    n = len(players)
+    rounds: dict[frozenset[str], int] = {}
+    for r in range(n - 1):
+        for i in range(n // 2):
+            a, b = players[i], players[n - 1 - i]
+            if a is not None and b is not None:
+                rounds[frozenset((a, b))] = r
+        players = [players[0], players[-1], *players[1:-1]]  # rotate all but the first
+    return rounds
+
+
+class ListScheduler:
+    """Greedy list scheduling of measurements on nodes, at most `max_parallel` at a time.
+
+    Pure state machine: call `start_ready()` to get the specs to launch now, `finish(spec)`
+    when one ends, repeat until `done`. Priority: the free node with the most remaining
+    (estimated) work goes first, paired with the free partner that has the most remaining
+    work; ties follow the circle-method round, which makes equal durations optimal. All
+    measurements of one unordered pair share a queue, so two nodes that finish together can
+    continue with each other at once.
+    """
+
+    def __init__(
+        self,
+        specs: Iterable[MeasurementSpec],
+        max_parallel: int = 1,
+        estimate: Estimate = unit_estimate,
+    ) -> None:
+        if max_parallel < 1:
+            raise ValueError("max_parallel must be >= 1")
+        self.max_parallel = max_parallel
+        self._estimate = estimate
+        self._queues: dict[frozenset[str], deque[MeasurementSpec]] = {}
+        self._load: dict[str, float] = {}
+        self._partners: dict[str, set[str]] = {}
+        self._seen: set[MeasurementSpec] = set()
+        for spec in specs:
+            if spec.src == spec.dst:
+                raise ValueError(f"{spec.key}: source and destination are the same node")
+            if spec in self._seen:
+                raise ValueError(f"{spec.key} is planned twice")
+            self._seen.add(spec)
+            self._queues.setdefault(spec.nodes, deque()).append(spec)
+            cost = estimate(spec)
+            for node in spec.nodes:
+                self._load[node] = self._load.get(node, 0.0) + cost
+            self._partners.setdefault(spec.src, set()).add(spec.dst)
+            self._partners.setdefault(spec.dst, set()).add(spec.src)
+        self._round = _circle_rounds(sorted(self._load))
+        self._busy: set[str] = set()
+        self.running: set[MeasurementSpec] = set()
+        self.pending_count = len(self._seen)
+
+    @property
+    def done(self) -> bool:
+        return self.pending_count == 0 and not self.running
+
+    def remaining_load(self, node: str) -> float:
+        return self._load.get(node, 0.0)
+
+    def _take(self, pair: frozenset[str]) -> MeasurementSpec:
+        queue = self._queues[pair]
+        spec = queue.popleft()
+        if not queue:
+            del self._queues[pair]
+            a, b = tuple(pair)
+            self._partners[a].discard(b)
+            self._partners[b].discard(a)
+        self.pending_count -= 1
+        return spec
+
+    def _best_pair(self) -> frozenset[str] | None:
+        free = [n for n, ps in self._partners.items() if ps and n not in self._busy]
+        free.sort(key=lambda n: (-self._load[n], n))
+        for a in free:
+            partners = [b for b in self._partners[a] if b not in self._busy]
+            if partners:
+                b = min(
+                    partners,
+                    key=lambda b: (self._round.get(frozenset((a, b)), 0), -self._load[b], b),
+                )
+                return frozenset((a, b))
+        return None
+
+    def start_ready(self) -> list[MeasurementSpec]:
+        """The specs to start now; they are marked running."""
+        started: list[MeasurementSpec] = []
+        while len(self.running) < self.max_parallel and self.pending_count:
+            pair = self._best_pair()
+            if pair is None:
+                break
+            spec = self._take(pair)
+            self._busy |= pair
+            self.running.add(spec)
+            started.append(spec)
+        return started
+
+    def finish(self, spec: MeasurementSpec) -> None:
+        if spec not in self.running:
+            raise ValueError(f"{spec.key} is not running")
+        self.running.remove(spec)
+        self._busy -= spec.nodes
+        cost = self._estimate(spec)
+        for node in spec.nodes:
+            self._load[node] -= cost
+
+    def drop_pending(self, predicate: Callable[[MeasurementSpec], bool]) -> list[MeasurementSpec]:
+        """Remove (and return) pending specs matching `predicate`, e.g. those of a dead node."""
+        dropped: list[MeasurementSpec] = []
+        for pair in list(self._queues):
+            keep = deque()
+            for spec in self._queues[pair]:
+                (dropped if predicate(spec) else keep).append(spec)
+            if keep:
+                self._queues[pair] = keep
+            else:
+                del self._queues[pair]
+                a, b = tuple(pair)
+                self._partners[a].discard(b)
+                self._partners[b].discard(a)
+        for spec in dropped:
+            self.pending_count -= 1
+            for node in spec.nodes:
+                self._load[node] -= self._estimate(spec)
+        return dropped
+
+
+@dataclass(frozen=True)
+class SimulatedRun:
+    spec: MeasurementSpec
+    start: float
+    end: float
+
+
+def simulate(
+    specs: Sequence[MeasurementSpec],
+    max_parallel: int,
+    duration: Callable[[MeasurementSpec], float],
+    estimate: Estimate | None = None,
+) -> list[SimulatedRun]:
+    """Discrete-event simulation of `ListScheduler` (no sleeping): when does each spec run,
+    if it takes `duration(spec)`? The scheduler sees only `estimate` (default: the truth)."""
+    import heapq
+
+    scheduler = ListScheduler(specs, max_parallel, estimate or duration)
+    now = 0.0
+    events: list[tuple[float, int, MeasurementSpec]] = []
+    runs: list[SimulatedRun] = []
+    seq = 0
+    while not scheduler.done:
+        for spec in scheduler.start_ready():
+            end = now + duration(spec)
+            runs.append(SimulatedRun(spec, now, end))
+            heapq.heappush(events, (end, seq, spec))
+            seq += 1
+        if not events:
+            raise RuntimeError("scheduler stalled with pending measurements")
+        now, _, spec = heapq.heappop(events)
+        scheduler.finish(spec)
+        while events and events[0][0] == now:  # everything ending at the same instant
+            scheduler.finish(heapq.heappop(events)[2])
+    return runs
+
+
+T = TypeVar("T")
+
+
+def schedule(
+    specs: Sequence[MeasurementSpec],
+    max_parallel_pairs: int,
+    run_one: Callable[[MeasurementSpec], T],
+    *,
+    estimate: Estimate = unit_estimate,
+    on_done: Callable[[MeasurementSpec, T | None, BaseException | None], None] | None = None,
+    stop: threading.Event | None = None,
+    skip: Callable[[MeasurementSpec], bool] | None = None,
+) -> dict[MeasurementSpec, T]:
+    """Run every spec with `run_one`, never a node in two at once, at most P concurrently.
+
+    With P = 1 this is strictly sequential, in the scheduler's order, on the calling
+    thread. `on_done` is called (on the calling thread) as each spec ends; an exception
+    from `run_one` is passed to it, not raised. When `stop` is set no new spec starts.
+    `skip(spec)`, checked just before a start, drops a spec without running it (it is
+    reported to `on_done` with result None and no error).
+    """
+    scheduler = ListScheduler(specs, max_parallel_pairs, estimate)
+    results: dict[MeasurementSpec, Any] = {}
+
+    def record(spec: MeasurementSpec, result: Any, error: BaseException | None) -> None:
+        scheduler.finish(spec)
+        if error is None and result is not None:
+            results[spec] = result
+        if on_done is not None:
+            on_done(spec, result, error)
+
+    def launchable() -> list[MeasurementSpec]:
+        if stop is not None and stop.is_set():
+            return []
+        ready = scheduler.start_ready()
+        keep = []
+        for spec in ready:
+            if skip is not None and skip(spec):
+                record(spec, None, None)
+            else:
+                keep.append(spec)
+        return keep
+
+    if max_parallel_pairs == 1:
+        while not scheduler.done:
+            ready = launchable()
+            if not ready:
+                if scheduler.running or (stop is not None and stop.is_set()):
+                    break
+                continue
+            for spec in ready:
+                try:
+                    result, error = run_one(spec), None
+                except Exception as exc:  # a failure is data, reported to on_done
+                    result, error = None, exc
+                record(spec, result, error)
+        return results
+
+    with ThreadPoolExecutor(max_workers=max_parallel_pairs, thread_name_prefix="measure") as pool:
+        futures: dict[Future[Any], MeasurementSpec] = {}
+        while True:
+            for spec in launchable():
+                futures[pool.submit(run_one, spec)] = spec
+            if not futures:
+                if scheduler.pending_count and not (stop is not None and stop.is_set()):
+                    continue  # specs were skipped; more may be launchable now
+                break
+            finished, _ = wait(futures, return_when=FIRST_COMPLETED)
+            for future in finished:
+                spec = futures.pop(future)
+                error = future.exception()
+                record(spec, None if error else future.result(), error)
+    return results
