@@ -30,6 +30,7 @@ class Endpoint:
     netns: str | None = None  # lab only: the network namespace the node lives in
     site: str | None = None
     labels: dict[str, str] = field(default_factory=dict)
+    link_gbps: float | None = None  # the node's link capacity, when known (a node label)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -1,0 +1,240 @@
+"""Discovery on Kubernetes: the nodes where both server DaemonSets have a Ready pod.
+
+Needs only get/list/watch on pods (in its namespace) and get/list on nodes; without the node
+permission it still works, just without site and link capacity.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from orchestrator.endpoints import DEFAULT_PORTS, Endpoint
+from orchestrator.errors import UserError
+
+if TYPE_CHECKING:
+    from kubernetes.client import ApiClient, CoreV1Api, V1Node, V1Pod
+
+log = logging.getLogger(__name__)
+
+XROOTD_SELECTOR = "app.kubernetes.io/name=tpc-bench,app.kubernetes.io/component=xrootd"
+GRIDFTP_SELECTOR = "app.kubernetes.io/name=tpc-bench,app.kubernetes.io/component=gridftp"
+DATA_ROOT_ANNOTATION = "tpc-bench/data-root"
+HOST_DN_ANNOTATION = "tpc-bench/host-dn"
+# The first of these node labels that is present names the node's site.
+SITE_LABELS = ("tpc-bench/site", "topology.kubernetes.io/zone")
+LINK_GBPS_LABEL = "tpc-bench/link-gbps"
+# Node labels copied into Endpoint.labels (by prefix).
+KEPT_LABEL_PREFIXES = ("tpc-bench/", "topology.kubernetes.io/")
+DEFAULT_DATA_ROOT = "/data"
+IN_CLUSTER_NAMESPACE_FILE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+
+
+# -- pure builders: Kubernetes objects in, Endpoints out ----------------------------------------
+
+
+def pod_is_ready(pod: V1Pod) -> bool:
+    """Ready=True, scheduled, with a host IP, and not being deleted."""
+    if pod.metadata.deletion_timestamp is not None:
+        return False
+    if not pod.spec.node_name or pod.status is None or not pod.status.host_ip:
+        return False
+    conditions = pod.status.conditions or []
+    return any(c.type == "Ready" and c.status == "True" for c in conditions)
+
+
+def ready_pods_by_node(pods: Iterable[V1Pod]) -> dict[str, V1Pod]:
+    """Each node's Ready pod (if a rollout leaves two, the most recently created wins)."""
+    ready = sorted(
+        (p for p in pods if pod_is_ready(p)),
+        key=lambda p: (p.metadata.creation_timestamp is not None, p.metadata.creation_timestamp),
+    )
+    return {p.spec.node_name: p for p in ready}
+
+
+def named_container_ports(pod: V1Pod) -> dict[str, int]:
+    """Container ports by name (host network: the container port is the node's port)."""
+    ports: dict[str, int] = {}
+    for container in pod.spec.containers or []:
+        for port in container.ports or []:
+            if port.name:
+                ports[port.name] = int(port.container_port)
+    return ports
+
+
+def _annotation(pods: Iterable[V1Pod], key: str) -> str | None:
+    for pod in pods:
+        value = (pod.metadata.annotations or {}).get(key)
+        if value:
+            return value
+    return None
+
+
+def node_site(labels: Mapping[str, str], site_labels: Iterable[str] = SITE_LABELS) -> str | None:
+    return next((labels[key] for key in site_labels if labels.get(key)), None)
+
+
+def node_link_gbps(labels: Mapping[str, str], label: str = LINK_GBPS_LABEL) -> float | None:
+    value = labels.get(label)
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        log.warning("ignoring node label %s=%r: not a number", label, value)
+        return None
+
+
+def build_endpoints(
+    xrootd_pods: Iterable[V1Pod],
+    gridftp_pods: Iterable[V1Pod],
+    nodes: Mapping[str, V1Node] | None = None,
+    *,
+    site_labels: Iterable[str] = SITE_LABELS,
+    link_label: str = LINK_GBPS_LABEL,
+) -> list[Endpoint]:
+    """One Endpoint per node that has a Ready XRootD pod AND a Ready GridFTP pod, by name."""
+    xrootd = ready_pods_by_node(xrootd_pods)
+    gridftp = ready_pods_by_node(gridftp_pods)
+    site_labels = tuple(site_labels)
+    endpoints = []
+    for node_name in sorted(xrootd.keys() & gridftp.keys()):
+        xpod, gpod = xrootd[node_name], gridftp[node_name]
+        xports, gports = named_container_ports(xpod), named_container_ports(gpod)
+        ports = {
+            "https": xports.get("https", DEFAULT_PORTS["https"]),
+            "root": xports.get("root", DEFAULT_PORTS["root"]),
+            "gridftp": gports.get("gridftp", DEFAULT_PORTS["gridftp"]),
+        }
+        node = (nodes or {}).get(node_name)
+        node_labels: dict[str, str] = dict(node.metadata.labels or {}) if node else {}
+        endpoints.append(
+            Endpoint(
+                name=node_name,
+                address=xpod.status.host_ip,
+                ports=ports,
+                data_root=_annotation((xpod, gpod), DATA_ROOT_ANNOTATION) or DEFAULT_DATA_ROOT,
+                host_dn=_annotation((xpod, gpod), HOST_DN_ANNOTATION),
+                site=node_site(node_labels, site_labels),
+                labels={k: v for k, v in node_labels.items() if k.startswith(KEPT_LABEL_PREFIXES)},
+                link_gbps=node_link_gbps(node_labels, link_label),
+            )
+        )
+    return endpoints
+
+
+# -- the client: in-cluster config, else kubeconfig -------------------------------------------
+
+
+def load_api_client(
+    kubeconfig: str | Path | None = None, context: str | None = None
+) -> tuple[ApiClient, str]:
+    """An ApiClient and the namespace to look in.
+
+    An explicit `kubeconfig` is used as given. Otherwise the in-cluster configuration (the
+    pod's ServiceAccount) comes first, then the default kubeconfig ($KUBECONFIG,
+    ~/.kube/config). The namespace is the pod's own, else the kubeconfig context's, else
+    "default".
+    """
+    from kubernetes import client, config
+    from kubernetes.config.config_exception import ConfigException
+
+    configuration = client.Configuration()
+    if kubeconfig is None:
+        try:
+            config.load_incluster_config(client_configuration=configuration)
+        except ConfigException as exc:
+            log.info("not running in a cluster (%s); using the kubeconfig", exc)
+        else:
+            log.info("using the in-cluster configuration (ServiceAccount)")
+            namespace = IN_CLUSTER_NAMESPACE_FILE.read_text().strip() or "default"
+            return client.ApiClient(configuration), namespace
+    config_file = str(kubeconfig) if kubeconfig is not None else None
+    try:
+        config.load_kube_config(
+            config_file=config_file,
+            context=context,
+            client_configuration=configuration,
+            persist_config=False,
+        )
+        contexts, active = config.list_kube_config_contexts(config_file=config_file)
+    except (ConfigException, OSError) as exc:
+        raise UserError(
+            f"no Kubernetes configuration: not in a cluster and no usable kubeconfig ({exc})"
+        ) from exc
+    if context is not None:  # load_kube_config has checked that it exists
+        active = next(c for c in contexts if c["name"] == context)
+    log.info("using kubeconfig %s (context %s)", config_file or "(default)", active["name"])
+    namespace = active.get("context", {}).get("namespace") or "default"
+    return client.ApiClient(configuration), namespace
+
+
+class KubernetesDiscovery:
+    """The tpc-bench server DaemonSets' Ready pods, as Endpoints (one per node)."""
+
+    def __init__(
+        self,
+        *,
+        namespace: str | None = None,
+        kubeconfig: str | Path | None = None,
+        context: str | None = None,
+        api_client: ApiClient | None = None,
+        xrootd_selector: str = XROOTD_SELECTOR,
+        gridftp_selector: str = GRIDFTP_SELECTOR,
+        site_labels: Iterable[str] = SITE_LABELS,
+        link_label: str = LINK_GBPS_LABEL,
+    ) -> None:
+        if api_client is None:
+            api_client, default_namespace = load_api_client(kubeconfig, context)
+        else:
+            default_namespace = "default"
+        self.api_client = api_client
+        self.namespace = namespace or default_namespace
+        self.xrootd_selector = xrootd_selector
+        self.gridftp_selector = gridftp_selector
+        self.site_labels = tuple(site_labels)
+        self.link_label = link_label
+
+    def discover(self) -> list[Endpoint]:
+        from kubernetes import client
+
+        core = client.CoreV1Api(self.api_client)
+        xrootd = self._list_pods(core, self.xrootd_selector)
+        gridftp = self._list_pods(core, self.gridftp_selector)
+        endpoints = build_endpoints(
+            xrootd,
+            gridftp,
+            self._nodes(core),
+            site_labels=self.site_labels,
+            link_label=self.link_label,
+        )
+        log.info("kubernetes discovery: %d ready node(s) in %s", len(endpoints), self.namespace)
+        return endpoints
+
+    def _list_pods(self, core: CoreV1Api, selector: str) -> list[V1Pod]:
+        from kubernetes.client.exceptions import ApiException
+        from urllib3.exceptions import HTTPError
+
+        try:
+            return list(core.list_namespaced_pod(self.namespace, label_selector=selector).items)
+        except HTTPError as exc:
+            host = self.api_client.configuration.host
+            raise UserError(f"cannot reach the Kubernetes API at {host}: {exc}") from exc
+        except ApiException as exc:
+            raise UserError(
+                f"cannot list pods ({selector}) in namespace {self.namespace}: "
+                f"{exc.status} {exc.reason}; the orchestrator needs get/list/watch on pods"
+            ) from exc
+
+    def _nodes(self, core: CoreV1Api) -> dict[str, V1Node] | None:
+        from kubernetes.client.exceptions import ApiException
+
+        try:
+            return {n.metadata.name: n for n in core.list_node().items}
+        except ApiException as exc:
+            if exc.status != 403:
+                raise
+            log.warning("may not list nodes (403): endpoints get no site or link capacity")
+            return None

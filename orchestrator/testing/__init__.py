@@ -1,0 +1,1 @@
+"""Real, local stand-ins for production infrastructure, used by tests and benchmarks."""

@@ -1,0 +1,314 @@
+"""A real Kubernetes control plane on this machine, with simulated nodes.
+
+etcd (Debian's, data on tmpfs), kube-apiserver, kube-controller-manager and kube-scheduler
+(v1.31.4, built once by `scripts/simcluster/build.sh`) and kwok, which plays the kubelets of
+fake nodes. Everything listens on 127.0.0.1 only, on free ports, so several clusters can run
+at once. Recipe and findings: shared/notes/simulated-cluster.md.
+
+    with SimCluster(workdir) as cluster:
+        api = cluster.api_client()          # a kubernetes.client.ApiClient, admin
+        ...                                  # or use cluster.kubeconfig
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import secrets
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from orchestrator.testing import simcluster_certs
+
+if TYPE_CHECKING:
+    from kubernetes.client import ApiClient
+
+log = logging.getLogger(__name__)
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+BUILD_SCRIPT = REPO_ROOT / "scripts" / "simcluster" / "build.sh"
+DEFAULT_CACHE = Path("/var/cache/tpc-bench/simcluster/bin")
+# kwok manages only the nodes carrying this annotation (see `fake_node`).
+FAKE_NODE_ANNOTATION = ("kwok.x-k8s.io/node", "fake")
+# The controllers a DaemonSet-on-fake-nodes cluster needs; nodelifecycle removes the
+# not-ready taint TaintNodesByCondition puts on new nodes, without it no DS pod is scheduled.
+CONTROLLERS = (
+    "daemonset,nodelifecycle,serviceaccount,serviceaccount-token,deployment,replicaset,"
+    "garbagecollector,namespace,podgc,job,endpoint,endpointslice"
+)
+STARTUP_TIMEOUT = 300.0  # generous: a loaded 2-core machine starts the apiserver slowly
+
+
+class SimClusterError(RuntimeError):
+    """The simulated cluster could not be built or started."""
+
+
+def binary_cache() -> Path:
+    return Path(os.environ.get("TPCBENCH_SIMCLUSTER_CACHE", DEFAULT_CACHE))
+
+
+def ensure_binaries() -> Path:
+    """Build (once, cached machine-wide) the control-plane binaries; return their directory."""
+    # stderr passes through: a cold build takes minutes and says what it is doing.
+    result = subprocess.run([str(BUILD_SCRIPT)], stdout=subprocess.PIPE, text=True, check=False)
+    if result.returncode != 0:
+        raise SimClusterError(f"{BUILD_SCRIPT} failed with exit code {result.returncode}")
+    return Path(result.stdout.strip().splitlines()[-1])
+
+
+def fake_node(name: str, internal_ip: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
+    """A Node manifest kwok will manage: it turns Ready and runs the pods scheduled on it."""
+    key, value = FAKE_NODE_ANNOTATION
+    capacity = {"cpu": "32", "memory": "256Gi", "pods": "110"}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "annotations": {key: value},
+            "labels": {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux"}
+            | (labels or {}),
+        },
+        "status": {
+            "addresses": [
+                {"type": "InternalIP", "address": internal_ip},
+                {"type": "Hostname", "address": name},
+            ],
+            "allocatable": capacity,
+            "capacity": capacity,
+        },
+    }
+
+
+def _free_ports(count: int) -> list[int]:
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
+class SimCluster:
+    """Starts the five processes under `workdir` and stops them (by pid) on exit."""
+
+    def __init__(self, workdir: Path, bin_dir: Path | None = None) -> None:
+        self.workdir = Path(workdir)
+        self.bin_dir = bin_dir or binary_cache()
+        self.kubeconfig = self.workdir / "kubeconfig"
+        self.ca_file = self.workdir / "ca.crt"
+        self.admin_token = secrets.token_hex(16)
+        etcd_port, peer_port, api_port = _free_ports(3)
+        self.etcd_url = f"http://127.0.0.1:{etcd_port}"
+        self._peer_url = f"http://127.0.0.1:{peer_port}"
+        self.api_port = api_port
+        self.server = f"https://127.0.0.1:{api_port}"
+        self._etcd_dir = Path("/dev/shm") / f"tpcbench-etcd-{etcd_port}-{secrets.token_hex(4)}"
+        self._procs: list[tuple[str, subprocess.Popen[bytes]]] = []
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def __enter__(self) -> SimCluster:
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        etcd = shutil.which("etcd")
+        if etcd is None:
+            raise SimClusterError("etcd not found: run scripts/install-system-deps.sh cluster")
+        for name in ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok"):
+            if not os.access(self.bin_dir / name, os.X_OK):
+                raise SimClusterError(f"{self.bin_dir / name} missing: run {BUILD_SCRIPT}")
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self._write_credentials()
+        self._start_etcd(etcd)
+        self._start_apiserver()
+        self._wait_for("apiserver /readyz", lambda: self._get("/readyz") == 200)
+        self._start_controllers()
+        # The ServiceAccount admission plugin rejects pods until the default SA exists.
+        self._wait_for(
+            "default ServiceAccount",
+            lambda: self._get("/api/v1/namespaces/default/serviceaccounts/default") == 200,
+        )
+        log.info("simulated cluster ready at %s (workdir %s)", self.server, self.workdir)
+
+    def stop(self) -> None:
+        for name, proc in reversed(self._procs):
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+                try:
+                    proc.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    log.warning("%s (pid %d) ignored SIGTERM; killing it", name, proc.pid)
+                    proc.kill()
+                    proc.wait()
+        self._procs.clear()
+        shutil.rmtree(self._etcd_dir, ignore_errors=True)
+
+    def api_client(self) -> ApiClient:
+        """An admin `kubernetes.client.ApiClient` for this cluster."""
+        from kubernetes import config
+
+        return config.new_client_from_config(config_file=str(self.kubeconfig))
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _write_credentials(self) -> None:
+        w = self.workdir
+        simcluster_certs.write_serving_credentials(
+            ca_cert=self.ca_file, cert=w / "apiserver.crt", key=w / "apiserver.key"
+        )
+        simcluster_certs.write_service_account_keypair(private=w / "sa.key", public=w / "sa.pub")
+        tokens = w / "tokens.csv"
+        tokens.write_text(f"{self.admin_token},admin,admin,system:masters\n")
+        tokens.chmod(0o600)
+        write_kubeconfig(self.kubeconfig, self.server, self.ca_file, self.admin_token, "admin")
+
+    def _start_etcd(self, etcd: str) -> None:
+        self._spawn(
+            "etcd",
+            [
+                etcd,
+                "--name=sim",
+                f"--data-dir={self._etcd_dir}",
+                f"--listen-client-urls={self.etcd_url}",
+                f"--advertise-client-urls={self.etcd_url}",
+                f"--listen-peer-urls={self._peer_url}",
+                f"--initial-advertise-peer-urls={self._peer_url}",
+                f"--initial-cluster=sim={self._peer_url}",
+            ],
+        )
+
+    def _start_apiserver(self) -> None:
+        w = self.workdir
+        self._spawn(
+            "kube-apiserver",
+            [
+                str(self.bin_dir / "kube-apiserver"),
+                f"--etcd-servers={self.etcd_url}",
+                "--bind-address=127.0.0.1",
+                "--advertise-address=127.0.0.1",
+                f"--secure-port={self.api_port}",
+                f"--tls-cert-file={w / 'apiserver.crt'}",
+                f"--tls-private-key-file={w / 'apiserver.key'}",
+                f"--token-auth-file={w / 'tokens.csv'}",
+                "--authorization-mode=Node,RBAC",
+                "--service-account-issuer=https://kubernetes.default.svc",
+                f"--service-account-key-file={w / 'sa.pub'}",
+                f"--service-account-signing-key-file={w / 'sa.key'}",
+                "--service-cluster-ip-range=10.96.0.0/16",
+            ],
+        )
+
+    def _start_controllers(self) -> None:
+        kubeconfig = f"--kubeconfig={self.kubeconfig}"
+        key, value = FAKE_NODE_ANNOTATION
+        self._spawn(
+            "kube-controller-manager",
+            [
+                str(self.bin_dir / "kube-controller-manager"),
+                kubeconfig,
+                "--leader-elect=false",
+                "--secure-port=0",
+                f"--controllers={CONTROLLERS}",
+                f"--service-account-private-key-file={self.workdir / 'sa.key'}",
+                f"--root-ca-file={self.ca_file}",
+            ],
+        )
+        self._spawn(
+            "kube-scheduler",
+            [
+                str(self.bin_dir / "kube-scheduler"),
+                kubeconfig,
+                "--leader-elect=false",
+                "--secure-port=0",
+            ],
+        )
+        self._spawn(
+            "kwok",
+            [
+                str(self.bin_dir / "kwok"),
+                kubeconfig,
+                "--manage-all-nodes=false",
+                f"--manage-nodes-with-annotation-selector={key}={value}",
+                "--manage-nodes-with-label-selector=",
+                "--node-lease-duration-seconds=40",
+                "--cidr=10.244.0.1/16",
+                "--node-ip=10.88.255.254",
+            ],
+        )
+
+    def _spawn(self, name: str, argv: list[str]) -> None:
+        with open(self.workdir / f"{name}.log", "wb") as out:
+            proc = subprocess.Popen(
+                argv, stdout=out, stderr=subprocess.STDOUT, cwd=self.workdir, start_new_session=True
+            )
+        self._procs.append((name, proc))
+
+    def _get(self, path: str) -> int:
+        context = ssl.create_default_context(cafile=str(self.ca_file))
+        request = urllib.request.Request(
+            self.server + path, headers={"Authorization": f"Bearer {self.admin_token}"}
+        )
+        try:
+            with urllib.request.urlopen(request, context=context, timeout=10) as response:
+                return int(response.status)
+        except urllib.error.HTTPError as exc:
+            return exc.code
+        except (urllib.error.URLError, OSError):
+            return 0
+
+    def _wait_for(self, what: str, ready: Callable[[], bool]) -> None:
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        while not ready():
+            self._check_alive()
+            if time.monotonic() > deadline:
+                raise SimClusterError(f"timed out waiting for {what}; logs in {self.workdir}")
+            time.sleep(0.3)
+
+    def _check_alive(self) -> None:
+        for name, proc in self._procs:
+            if proc.poll() is not None:
+                tail = (self.workdir / f"{name}.log").read_text(errors="replace")[-3000:]
+                raise SimClusterError(f"{name} exited with {proc.returncode}:\n{tail}")
+
+
+def write_kubeconfig(path: Path, server: str, ca_file: Path, token: str, user: str) -> None:
+    """A kubeconfig (JSON is valid YAML) for `server` with CA verification and a bearer token."""
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [
+            {"name": "sim", "cluster": {"server": server, "certificate-authority": str(ca_file)}}
+        ],
+        "users": [{"name": user, "user": {"token": token}}],
+        "contexts": [{"name": user, "context": {"cluster": "sim", "user": user}}],
+        "current-context": user,
+    }
+    path.write_text(json.dumps(config, indent=2))
+    path.chmod(0o600)
