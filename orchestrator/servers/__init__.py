@@ -1,0 +1,27 @@
+"""Server configuration shared by the lab and the container images: one source per server."""
+
+from orchestrator.servers.gridftp import (
+    GridftpSettings,
+    gridftp_command,
+    gridftp_environment,
+    render_grid_mapfile,
+)
+from orchestrator.servers.xrootd import (
+    XrootdSettings,
+    render_xrootd_config,
+    xrootd_command,
+    xrootd_environment,
+    xrootd_log_file,
+)
+
+__all__ = [
+    "GridftpSettings",
+    "XrootdSettings",
+    "gridftp_command",
+    "gridftp_environment",
+    "render_grid_mapfile",
+    "render_xrootd_config",
+    "xrootd_command",
+    "xrootd_environment",
+    "xrootd_log_file",
+]
