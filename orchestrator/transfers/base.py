@@ -1,0 +1,75 @@
+"""The one small interface every transfer tool implements (rucio transfertool spirit)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+from orchestrator.endpoints import ClientCredentials, Endpoint
+from orchestrator.transfers.record import Clock, ErrorClass, ProgressPoint, TransferRecord
+
+# Called with (transfer index, bytes moved so far) whenever a tool learns of progress.
+ProgressCallback = Callable[[int, int], None]
+
+DEFAULT_TIMEOUT = 600.0
+
+
+class TransferTool(Protocol):
+    """Copies `src_path` on `src` to `dst_path` on `dst` by third-party copy.
+
+    Paths are names under the endpoints' data roots (e.g. `source_name(size)`). `run` never
+    raises for a failed transfer: the failure is returned as data in the record. `size` is
+    the expected byte count, reported as the record's bytes when the protocol says success.
+    """
+
+    name: str
+
+    async def run(
+        self,
+        src: Endpoint,
+        dst: Endpoint,
+        src_path: str,
+        dst_path: str,
+        streams: int,
+        creds: ClientCredentials,
+        timeout: float = DEFAULT_TIMEOUT,
+        *,
+        index: int = 0,
+        size: int | None = None,
+        clock: Clock | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> TransferRecord: ...
+
+
+def build_record(
+    *,
+    index: int,
+    protocol: str,
+    source_url: str,
+    destination_url: str,
+    clock: Clock,
+    start: float,
+    end: float,
+    succeeded: bool,
+    size: int | None,
+    moved: int,
+    error_class: ErrorClass | None = None,
+    message: str = "",
+    progress: list[ProgressPoint] | None = None,
+) -> TransferRecord:
+    """A record from what a tool observed; on success the bytes are the expected size."""
+    return TransferRecord(
+        index=index,
+        protocol=protocol,
+        source_url=source_url,
+        destination_url=destination_url,
+        start=start,
+        end=end,
+        started=clock.wall(start),
+        ended=clock.wall(end),
+        bytes=size if succeeded and size is not None else moved,
+        outcome="success" if succeeded else "failure",
+        error_class=None if succeeded else (error_class or "remote-failure"),
+        message=message[:2000],  # a whole stderr dump does not belong in the database
+        progress=progress or [],
+    )

@@ -1,0 +1,91 @@
+"""Map what a tool or server said into one error class (see docs/measurements.md)."""
+
+from __future__ import annotations
+
+import re
+
+from orchestrator.transfers.record import ErrorClass
+
+# Checked in order: the first class whose pattern matches wins. Stalls first (a server-side
+# "timed out" may mention the connection), then the missing file, then TLS/GSI trust before
+# generic auth (GSI trust failures also say "Authentication Failed").
+_PATTERNS: tuple[tuple[ErrorClass, re.Pattern[str]], ...] = (
+    ("timeout", re.compile(r"timed? ?out|timeout|stall", re.I)),
+    (
+        "not-found",
+        re.compile(
+            r"status code 404|\b404 not found|no such file|not found|does ?n[o']t exist|"
+            r"\[3011\]|kXR_NotFound",
+            re.I,
+        ),
+    ),
+    (
+        "tls",
+        re.compile(
+            r"certificate verify failed|ssl|tls|unable to get local issuer|untrusted|"
+            r"self[- ]signed|trusted ca|could not verify credential|unknown ca|bad certificate|"
+            r"certificate (?:has )?expired",
+            re.I,
+        ),
+    ),
+    (
+        "auth",
+        re.compile(
+            r"status code 40[13]|\b40[13]\b|permission denied|not authori[sz]ed|unauthori[sz]ed|"
+            r"forbidden|authentication failed|authorization|no local mapping|gridmap|"
+            r"\[3010\]|kXR_NotAuthorized|\b530\b",
+            re.I,
+        ),
+    ),
+    (
+        "connect",
+        re.compile(
+            r"connection refused|could ?n[o']?t connect|failed to connect|no route to host|"
+            r"network is unreachable|name or service not known|could not resolve|"
+            r"unable to connect|\[3001\]",
+            re.I,
+        ),
+    ),
+    (
+        "killed",
+        re.compile(
+            r"connection reset|reset by peer|peer closed|broken pipe|end[- ]of[- ]file|"
+            r"unexpected eof|socket error|connection (?:was )?closed|server disconnected|"
+            r"connection lost|incomplete|killed",
+            re.I,
+        ),
+    ),
+)
+
+
+def classify_message(message: str) -> ErrorClass:
+    """The error class a failure message points at; `remote-failure` when nothing else fits."""
+    for error_class, pattern in _PATTERNS:
+        if pattern.search(message):
+            return error_class
+    return "remote-failure"
+
+
+def classify_http_status(status: int) -> ErrorClass:
+    """The error class of a non-2xx answer to the COPY request itself."""
+    if status in (401, 403):
+        return "auth"
+    if status == 404:
+        return "not-found"
+    return "remote-failure"
+
+
+def outcome_of(returncode: int | None, timed_out: bool, stderr: str, timeout: float) -> dict:
+    """Error class and message of a finished transfer command (shared by gridftp and root)."""
+    if timed_out:
+        return {"error_class": "timeout", "message": f"killed after the {timeout:g} s timeout"}
+    text = " ".join(_meaningful_lines(stderr.splitlines()))
+    if returncode == 0:
+        return {"error_class": None, "message": ""}
+    if returncode is not None and returncode < 0:
+        return {"error_class": "killed", "message": f"ended by signal {-returncode}: {text}"}
+    return {"error_class": classify_message(text), "message": text or f"exit code {returncode}"}
+
+
+def _meaningful_lines(lines: list[str]) -> list[str]:
+    return [line.strip() for line in lines if line.strip()]

@@ -1,0 +1,170 @@
+"""HTTP-TPC: a WebDAV COPY sent to one server, which copies from or to the other by itself."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import ssl
+from typing import Literal
+
+import httpx
+
+from orchestrator.endpoints import ClientCredentials, Endpoint
+from orchestrator.transfers.base import DEFAULT_TIMEOUT, ProgressCallback, build_record
+from orchestrator.transfers.error_classes import classify_http_status, classify_message
+from orchestrator.transfers.perf_markers import PerfMarkerParser
+from orchestrator.transfers.record import Clock, ErrorClass, ProgressPoint, TransferRecord
+from orchestrator.transfers.urls import https_url
+
+Mode = Literal["pull", "push"]
+# Connection setup gets its own bound so a dead host is "connect", not a 10-minute "timeout".
+CONNECT_TIMEOUT = 30.0
+
+
+@functools.lru_cache(maxsize=8)
+def client_ssl_context(creds: ClientCredentials) -> ssl.SSLContext:
+    """TLS verified against our CA directory (never disabled), presenting the client cert."""
+    context = ssl.create_default_context(capath=str(creds.certdir))
+    context.load_cert_chain(str(creds.cert), str(creds.key))
+    return context
+
+
+def tpc_headers(source_url: str | None, destination_url: str | None, streams: int) -> dict:
+    """The COPY headers, cased exactly: XRootD 5.5 compares header names case-sensitively."""
+    if source_url is not None:
+        # Pull: the destination server GETs the source; only pull honours the stream count.
+        return {"Source": source_url, "X-Number-Of-Streams": str(streams), "Overwrite": "T"}
+    assert destination_url is not None
+    return {"Destination": destination_url, "Overwrite": "T"}
+
+
+class HttpsTpc:
+    """HTTP-TPC in pull mode (COPY to the destination with `Source:`) or push mode."""
+
+    name = "https"
+
+    def __init__(self, mode: Mode = "pull") -> None:
+        if mode not in ("pull", "push"):
+            raise ValueError(f"mode must be pull or push, not {mode!r}")
+        self.mode = mode
+
+    async def run(
+        self,
+        src: Endpoint,
+        dst: Endpoint,
+        src_path: str,
+        dst_path: str,
+        streams: int,
+        creds: ClientCredentials,
+        timeout: float = DEFAULT_TIMEOUT,
+        *,
+        index: int = 0,
+        size: int | None = None,
+        clock: Clock | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> TransferRecord:
+        clock = clock or Clock()
+        source_url, destination_url = https_url(src, src_path), https_url(dst, dst_path)
+        if self.mode == "pull":
+            target, headers = destination_url, tpc_headers(source_url, None, streams)
+        else:
+            target, headers = source_url, tpc_headers(None, destination_url, streams)
+        parser = PerfMarkerParser()
+        progress: list[ProgressPoint] = []
+        start = clock.now()
+        succeeded, error_class, message = False, None, ""
+        try:
+            async with asyncio.timeout(timeout):
+                succeeded, error_class, message = await self._copy(
+                    creds, target, headers, parser, progress, start, clock, index, on_progress
+                )
+        except TimeoutError:
+            error_class, message = "timeout", f"no verdict within the {timeout:g} s timeout"
+        except httpx.ConnectTimeout as exc:
+            error_class, message = "connect", f"connect to {target} timed out: {exc}"
+        except httpx.ConnectError as exc:
+            text = str(exc)
+            error_class = "tls" if classify_message(text) == "tls" else "connect"
+            message = f"{target}: {text}"
+        except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
+            # The server went away in the middle of the COPY (e.g. it was killed).
+            error_class, message = "killed", f"connection lost: {exc or type(exc).__name__}"
+        except httpx.HTTPError as exc:
+            error_class, message = classify_message(str(exc)), f"{type(exc).__name__}: {exc}"
+        except ssl.SSLError as exc:
+            error_class, message = "tls", str(exc)
+        end = clock.now()
+        return build_record(
+            index=index,
+            protocol=self.name,
+            source_url=source_url,
+            destination_url=destination_url,
+            clock=clock,
+            start=start,
+            end=end,
+            succeeded=succeeded,
+            size=size,
+            moved=parser.total_bytes,
+            error_class=error_class,
+            message=message,
+            progress=progress,
+        )
+
+    async def _copy(
+        self,
+        creds: ClientCredentials,
+        target: str,
+        headers: dict,
+        parser: PerfMarkerParser,
+        progress: list[ProgressPoint],
+        start: float,
+        clock: Clock,
+        index: int,
+        on_progress: ProgressCallback | None,
+    ) -> tuple[bool, ErrorClass | None, str]:
+        async with (
+            httpx.AsyncClient(
+                verify=client_ssl_context(creds),
+                timeout=httpx.Timeout(None, connect=CONNECT_TIMEOUT),
+            ) as client,
+            client.stream("COPY", target, headers=headers) as response,
+        ):
+            async for text in response.aiter_text():
+                for _marker in parser.feed(text):
+                    progress.append(ProgressPoint(clock.now() - start, parser.total_bytes))
+                    if on_progress is not None:
+                        on_progress(index, parser.total_bytes)
+            parser.close()
+        if response.status_code >= 300:
+            detail = parser.last_line or response.reason_phrase
+            return (
+                False,
+                classify_http_status(response.status_code),
+                (f"COPY answered {response.status_code}: {detail}"),
+            )
+        verdict = parser.verdict
+        if verdict is None:
+            return (
+                False,
+                "remote-failure",
+                f"COPY body ended without a verdict: {parser.last_line!r}",
+            )
+        succeeded, text = verdict
+        if succeeded:
+            return True, None, text
+        return False, classify_message(text), text
+
+
+async def delete_https(dst: Endpoint, path: str, creds: ClientCredentials) -> str | None:
+    """Remove a file through the endpoint's HTTPS side; returns an error message or None."""
+    url = https_url(dst, path)
+    try:
+        async with httpx.AsyncClient(
+            verify=client_ssl_context(creds), timeout=httpx.Timeout(60.0)
+        ) as client:
+            response = await client.delete(url)
+    except httpx.HTTPError as exc:
+        return f"DELETE {url}: {type(exc).__name__}: {exc}"
+    if response.status_code in (200, 204, 404):
+        return None  # 404: nothing was created, e.g. the transfer failed before opening
+    return f"DELETE {url}: {response.status_code} {response.text.strip()[:200]}"

@@ -1,0 +1,92 @@
+"""What one transfer leaves behind: timing, bytes, outcome, error class and progress."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal
+
+Outcome = Literal["success", "failure"]
+ErrorClass = Literal["connect", "tls", "auth", "not-found", "remote-failure", "timeout", "killed"]
+ERROR_CLASSES: tuple[str, ...] = (
+    "connect",
+    "tls",
+    "auth",
+    "not-found",
+    "remote-failure",
+    "timeout",
+    "killed",
+)
+
+
+@dataclass(frozen=True)
+class ProgressPoint:
+    """Bytes moved so far, `elapsed` seconds after the transfer started (from perf markers)."""
+
+    elapsed: float
+    bytes: int
+
+
+class Clock:
+    """Monotonic time for durations, anchored once to the wall clock for the JSON timestamps.
+
+    Deriving wall-clock stamps from the monotonic clock keeps `end - start` in the JSON equal
+    to the measured duration even if NTP steps the system clock during a measurement.
+    """
+
+    def __init__(self) -> None:
+        self._mono0 = time.monotonic()
+        self._wall0 = datetime.now(UTC)
+
+    def now(self) -> float:
+        return time.monotonic()
+
+    def wall(self, monotonic: float) -> datetime:
+        return self._wall0 + timedelta(seconds=monotonic - self._mono0)
+
+
+def iso(moment: datetime) -> str:
+    """UTC ISO-8601 with microseconds and a `Z`, the form the webapp ingests."""
+    return moment.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+@dataclass
+class TransferRecord:
+    """One TPC transfer. `start`/`end` are monotonic seconds; `started`/`ended` wall-clock."""
+
+    index: int
+    protocol: str
+    source_url: str
+    destination_url: str
+    start: float
+    end: float
+    started: datetime
+    ended: datetime
+    bytes: int
+    outcome: Outcome
+    error_class: ErrorClass | None = None
+    message: str = ""
+    progress: list[ProgressPoint] = field(default_factory=list)
+
+    @property
+    def duration(self) -> float:
+        return self.end - self.start
+
+    @property
+    def succeeded(self) -> bool:
+        return self.outcome == "success"
+
+    def to_json(self) -> dict[str, Any]:
+        """The per-transfer entry of the measurement JSON (DESIGN.md), plus extra fields."""
+        return {
+            "index": self.index,
+            "start": iso(self.started),
+            "end": iso(self.ended),
+            "bytes": self.bytes,
+            "outcome": self.outcome,
+            "error_class": self.error_class,
+            "message": self.message,
+            "duration_s": round(self.duration, 6),
+            "progress": [[round(p.elapsed, 3), p.bytes] for p in self.progress],
+        }

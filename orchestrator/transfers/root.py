@@ -1,0 +1,71 @@
+"""XRootD native third-party copy: `xrdcp --tpc only` between two root:// URLs."""
+
+from __future__ import annotations
+
+from orchestrator.endpoints import ClientCredentials, Endpoint
+from orchestrator.transfers.base import DEFAULT_TIMEOUT, ProgressCallback, build_record
+from orchestrator.transfers.error_classes import outcome_of
+from orchestrator.transfers.gridftp import credential_env
+from orchestrator.transfers.process import run_process
+from orchestrator.transfers.record import Clock, TransferRecord
+from orchestrator.transfers.urls import root_url
+
+
+def xrdcp_argv(
+    src: Endpoint, dst: Endpoint, src_path: str, dst_path: str, streams: int
+) -> list[str]:
+    """`--tpc only` fails rather than fall back to copying through this client."""
+    return [
+        "xrdcp",
+        "--tpc",
+        "only",
+        "--force",
+        "--nopbar",
+        "--streams",
+        str(streams),
+        root_url(src, src_path),
+        root_url(dst, dst_path),
+    ]
+
+
+class XrootdTpc:
+    """root:// TPC: the destination server pulls from the source; exit code and stderr decide."""
+
+    name = "root"
+
+    async def run(
+        self,
+        src: Endpoint,
+        dst: Endpoint,
+        src_path: str,
+        dst_path: str,
+        streams: int,
+        creds: ClientCredentials,
+        timeout: float = DEFAULT_TIMEOUT,
+        *,
+        index: int = 0,
+        size: int | None = None,
+        clock: Clock | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> TransferRecord:
+        clock = clock or Clock()
+        argv = xrdcp_argv(src, dst, src_path, dst_path, streams)
+        start = clock.now()
+        result = await run_process(argv, env=credential_env(creds), timeout=timeout)
+        end = clock.now()
+        succeeded = result.returncode == 0 and not result.timed_out
+        if succeeded and on_progress is not None and size is not None:
+            on_progress(index, size)  # xrdcp reports no progress in TPC mode, only the end
+        return build_record(
+            index=index,
+            protocol=self.name,
+            source_url=argv[-2],
+            destination_url=argv[-1],
+            clock=clock,
+            start=start,
+            end=end,
+            succeeded=succeeded,
+            size=size,
+            moved=0,
+            **outcome_of(result.returncode, result.timed_out, result.stderr, timeout),
+        )

@@ -1,0 +1,225 @@
+"""Two real storage nodes on loopback for the transfer tests: XRootD and GridFTP each.
+
+Built from the same configuration code as the lab (orchestrator.servers) and our CA, on
+127.0.0.1 with ports in 19000-19999. Every server runs in its own process
+group so a test can kill, stop (SIGSTOP) or restart one node's servers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pwd
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ca.authority import CertificateAuthority
+from orchestrator.endpoints import ClientCredentials, Endpoint
+from orchestrator.servers import (
+    GridftpSettings,
+    XrootdSettings,
+    gridftp_command,
+    gridftp_environment,
+    render_grid_mapfile,
+    render_xrootd_config,
+    xrootd_command,
+    xrootd_environment,
+)
+
+SERVICE_USER = "nobody"  # xrootd refuses to run as root; gridftp maps our client DN to it
+
+
+@dataclass(frozen=True)
+class NodePlan:
+    name: str
+    address: str
+    https: int
+    root: int
+    gridftp: int
+    data_ports: tuple[int, int]
+
+
+# One address for both: root:// TPC checks that the pulling server connects from the host the
+# client named, and on loopback every connection comes from 127.0.0.1.
+PLANS = (
+    NodePlan("node-a", "127.0.0.1", 19443, 19094, 19811, (19500, 19549)),
+    NodePlan("node-b", "127.0.0.1", 19444, 19095, 19812, (19550, 19599)),
+)
+
+
+@dataclass
+class Node:
+    plan: NodePlan
+    home: Path
+    endpoint: Endpoint
+    xrootd_argv: list[str]
+    xrootd_env: dict[str, str]
+    gridftp_argv: list[str]
+    gridftp_env: dict[str, str]
+    processes: dict[str, subprocess.Popen] = field(default_factory=dict)
+
+    @property
+    def data_root(self) -> Path:
+        return Path(self.endpoint.data_root)
+
+    def start(self, which: str = "both") -> None:
+        for service in ("xrootd", "gridftp") if which == "both" else (which,):
+            argv, env = (
+                (self.xrootd_argv, self.xrootd_env)
+                if service == "xrootd"
+                else (self.gridftp_argv, self.gridftp_env)
+            )
+            log = open(self.home / f"{service}.out", "ab")  # noqa: SIM115 (child keeps it)
+            self.processes[service] = subprocess.Popen(
+                argv,
+                env={**os.environ, **env},
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+            log.close()
+        for port in self._ports(which):
+            _wait_for_port(self.plan.address, port)
+
+    def signal(self, service: str, signum: int) -> None:
+        """Signal a server's whole process group (gridftp forks one child per session)."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.processes[service].pid, signum)
+
+    def stop(self, which: str = "both") -> None:
+        for service in ("xrootd", "gridftp") if which == "both" else (which,):
+            process = self.processes.pop(service, None)
+            if process is None:
+                continue
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGCONT)  # a stopped group cannot die of TERM
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=30)
+
+    def _ports(self, which: str) -> list[int]:
+        ports = {"xrootd": [self.plan.https, self.plan.root], "gridftp": [self.plan.gridftp]}
+        return ports["xrootd"] + ports["gridftp"] if which == "both" else ports[which]
+
+
+@dataclass
+class TwoNodes:
+    base: Path
+    nodes: list[Node]
+    creds: ClientCredentials
+    ca: CertificateAuthority
+
+    def stop(self) -> None:
+        for node in self.nodes:
+            node.stop()
+
+
+def start_two_nodes(source_sizes: list[int]) -> TwoNodes:
+    """Create a CA, two nodes with their servers running, and random source files."""
+    base = Path(tempfile.mkdtemp(prefix="tpcbench-transfers-", dir="/dev/shm"))
+    base.chmod(0o755)  # the service user must reach the data roots
+    user = pwd.getpwnam(SERVICE_USER)
+    ca = CertificateAuthority.init(base / "ca")
+    client = ca.issue_client("tpcbench-tests")
+    creds = ClientCredentials(cert=client.cert, key=client.key, certdir=ca.certdir)
+    nodes = []
+    for plan in PLANS:
+        home = base / plan.name
+        data = home / "data"
+        data.mkdir(parents=True)
+        host = ca.issue_host(plan.name, ips=[plan.address])
+        for path in (home, data, host.cert.parent, host.cert, host.key):
+            os.chown(path, user.pw_uid, user.pw_gid)
+        for size in source_sizes:
+            write_random_file(data / f"tpcbench-source-{size}".lstrip("/"), size, user)
+        xrootd = XrootdSettings(
+            name=plan.name,
+            data_root=data,
+            run_dir=home / "xrootd",
+            host_cert=host.cert,
+            host_key=host.key,
+            certdir=ca.certdir,
+            root_port=plan.root,
+            https_port=plan.https,
+            xrdcp_path=shutil.which("xrdcp") or "/usr/bin/xrdcp",
+        )
+        xrootd.run_dir.mkdir()
+        os.chown(xrootd.run_dir, user.pw_uid, user.pw_gid)
+        config = home / "xrootd.cfg"
+        config.write_text(render_xrootd_config(xrootd))
+        # xrootd binds every address; -R drops root as it insists.
+        xrootd_argv = [*xrootd_command(config, home / "xrootd.log", plan.name), "-R", SERVICE_USER]
+        # GSI insists the host key belongs to the server's user: root for gridftp.
+        gridftp_cert, gridftp_key = home / "gridftp-hostcert.pem", home / "gridftp-hostkey.pem"
+        shutil.copyfile(host.cert, gridftp_cert)
+        shutil.copyfile(host.key, gridftp_key)
+        gridftp_key.chmod(0o600)
+        gridmap = home / "grid-mapfile"
+        gridmap.write_text(render_grid_mapfile({client.subject_dn: SERVICE_USER}))
+        gridftp = GridftpSettings(
+            data_interface=plan.address,
+            host_cert=gridftp_cert,
+            host_key=gridftp_key,
+            certdir=ca.certdir,
+            grid_mapfile=gridmap,
+            log_path=home / "gridftp.log",
+            home_dir=data,
+            port=plan.gridftp,
+            data_port_range=plan.data_ports,
+        )
+        endpoint = Endpoint(
+            name=plan.name,
+            address=plan.address,
+            ports={"https": plan.https, "root": plan.root, "gridftp": plan.gridftp},
+            data_root=str(data),
+            host_dn=host.subject_dn,
+        )
+        node = Node(
+            plan=plan,
+            home=home,
+            endpoint=endpoint,
+            xrootd_argv=xrootd_argv,
+            xrootd_env=xrootd_environment(xrootd),
+            gridftp_argv=gridftp_command(gridftp),
+            gridftp_env=gridftp_environment(gridftp),
+        )
+        nodes.append(node)
+    two = TwoNodes(base=base, nodes=nodes, creds=creds, ca=ca)
+    try:
+        for node in nodes:
+            node.start()
+    except BaseException:
+        two.stop()
+        raise
+    return two
+
+
+def write_random_file(path: Path, size: int, user: pwd.struct_passwd) -> None:
+    """Random bytes, so a checksum at the destination proves the data really moved."""
+    with open(path, "wb") as out:
+        remaining = size
+        while remaining:
+            chunk = min(remaining, 4 << 20)
+            out.write(os.urandom(chunk))
+            remaining -= chunk
+    os.chown(path, user.pw_uid, user.pw_gid)
+
+
+def _wait_for_port(address: str, port: int, deadline_s: float = 30.0) -> None:
+    deadline = time.monotonic() + deadline_s
+    while True:
+        try:
+            with socket.create_connection((address, port), timeout=1.0):
+                return
+        except OSError as exc:
+            if time.monotonic() > deadline:
+                raise RuntimeError(
+                    f"nothing listens on {address}:{port} after {deadline_s} s"
+                ) from exc
+            time.sleep(0.1)
