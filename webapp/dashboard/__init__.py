@@ -1,0 +1,1 @@
+"""Server-rendered pages: the MaDDash-style grid, pair history and the plot pages."""

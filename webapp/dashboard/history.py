@@ -1,0 +1,49 @@
+"""Tables of the pair page, shaped from `results.selectors.pair_history` rows."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+RECENT_MEASUREMENTS = 8
+
+
+def as_datetime(value: datetime | str | None) -> datetime | None:
+    if value is None or isinstance(value, datetime):
+        return value
+    return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+
+
+def _started(row: dict) -> datetime:
+    return as_datetime(row["started"]) or datetime.min
+
+
+def latest_per_check(history: list[dict]) -> list[dict]:
+    """The newest measurement of each (protocol, streams), ordered like the grid's bands."""
+    newest: dict[tuple[str, int], dict] = {}
+    for row in history:
+        key = (row["protocol"], int(row["streams"]))
+        if key not in newest or _started(row) > _started(newest[key]):
+            newest[key] = row
+    ordered = sorted(newest.items(), key=lambda kv: (kv[0][0], -kv[0][1]))
+    return [{**row, "started": as_datetime(row["started"])} for _, row in ordered]
+
+
+def _transfer(row: dict) -> dict:
+    start, end = as_datetime(row.get("start")), as_datetime(row.get("end"))
+    duration = (end - start).total_seconds() if start and end else None
+    return {**row, "start": start, "end": end, "duration_s": duration}
+
+
+def recent_measurements(history: list[dict], limit: int = RECENT_MEASUREMENTS) -> list[dict]:
+    """The newest measurements, newest first, with their transfers and durations."""
+    rows = sorted(history, key=_started, reverse=True)[:limit]
+    return [
+        {
+            **row,
+            "started": as_datetime(row["started"]),
+            "transfers": [
+                _transfer(t) for t in sorted(row.get("transfers") or [], key=lambda t: t["index"])
+            ],
+        }
+        for row in rows
+    ]

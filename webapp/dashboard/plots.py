@@ -1,0 +1,230 @@
+"""Plotly figure specifications (plain dicts) built from the `results` selectors' data.
+
+The browser only calls `Plotly.newPlot(el, figure.data, figure.layout)`; what is drawn
+is decided here, where it can be tested without a browser.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import datetime
+from typing import Any
+
+# Okabe-Ito colours (colour-blind safe), one per protocol; RTT in neutral grey.
+PROTOCOL_COLOURS = {"https": "#0072B2", "gridftp": "#D55E00", "root": "#009E73"}
+RTT_COLOUR = "#555555"
+FALLBACK_COLOUR = "#000000"
+
+BASE_LAYOUT: dict[str, Any] = {
+    "margin": {"l": 70, "r": 70, "t": 30, "b": 60},
+    "legend": {"orientation": "h", "y": -0.2},
+    "hovermode": "closest",
+    "paper_bgcolor": "#ffffff",
+    "plot_bgcolor": "#ffffff",
+    "font": {"family": "system-ui, sans-serif", "size": 13},
+}
+
+
+def colour(protocol: str) -> str:
+    return PROTOCOL_COLOURS.get(protocol, FALLBACK_COLOUR)
+
+
+def _iso(value: datetime | str | None) -> str | None:
+    if value is None:
+        return None
+    return value.isoformat() if isinstance(value, datetime) else str(value)
+
+
+def history_figure(history: list[dict]) -> dict:
+    """Throughput per (protocol, streams) over time, and RTT on a second y axis."""
+    series: dict[tuple[str, int], list[dict]] = defaultdict(list)
+    for row in history:
+        series[(row["protocol"], int(row["streams"]))].append(row)
+    traces: list[dict] = []
+    for (protocol, streams), rows in sorted(series.items(), key=lambda kv: (kv[0][0], -kv[0][1])):
+        rows.sort(key=lambda r: _iso(r["started"]) or "")
+        traces.append(
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": f"{protocol}, {streams} stream{'s' if streams != 1 else ''}",
+                "x": [_iso(r["started"]) for r in rows],
+                "y": [r.get("throughput_gbps") for r in rows],
+                "customdata": [
+                    [r.get("succeeded", 0), r.get("succeeded", 0) + r.get("failed", 0)]
+                    for r in rows
+                ],
+                "hovertemplate": "%{x}<br>%{y:.2f} Gbps<br>%{customdata[0]}/%{customdata[1]}"
+                " transfers succeeded<extra>%{fullData.name}</extra>",
+                "line": {"color": colour(protocol), "dash": "solid" if streams > 1 else "dot"},
+                "marker": {
+                    "color": colour(protocol),
+                    "symbol": [
+                        "x" if r.get("failed") else ("circle" if streams > 1 else "square")
+                        for r in rows
+                    ],
+                    "size": 7,
+                },
+            }
+        )
+    rtt_rows = sorted(
+        (r for r in history if r.get("rtt_ms") is not None), key=lambda r: _iso(r["started"])
+    )
+    if rtt_rows:
+        traces.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": "RTT (ms, right axis)",
+                "x": [_iso(r["started"]) for r in rtt_rows],
+                "y": [r["rtt_ms"] for r in rtt_rows],
+                "yaxis": "y2",
+                "hovertemplate": "%{x}<br>RTT %{y:.2f} ms<extra></extra>",
+                "marker": {"color": RTT_COLOUR, "symbol": "diamond-open", "size": 6},
+            }
+        )
+    layout = {
+        **BASE_LAYOUT,
+        "xaxis": {"title": {"text": "measurement start (UTC)"}, "type": "date"},
+        "yaxis": {"title": {"text": "throughput (Gbit/s)"}, "rangemode": "tozero"},
+        "yaxis2": {
+            "title": {"text": "RTT (ms)"},
+            "overlaying": "y",
+            "side": "right",
+            "rangemode": "tozero",
+            "showgrid": False,
+        },
+    }
+    return {"data": traces, "layout": layout}
+
+
+def latency_figure(result: dict) -> dict:
+    """Throughput versus RTT per pair, one colour per protocol, with its least-squares line.
+
+    `result` is a `throughput_vs_latency` answer (points carry their protocol).
+    """
+    by_protocol: dict[str, list[dict]] = defaultdict(list)
+    for point in result.get("points") or []:
+        by_protocol[point.get("protocol") or result["protocol"]].append(point)
+    streams = result.get("streams")
+    traces: list[dict] = []
+    for protocol, points in sorted(by_protocol.items()):
+        traces.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": f"{protocol}, {streams} streams" if streams else protocol,
+                "x": [p["rtt_ms"] for p in points],
+                "y": [p["throughput_gbps"] for p in points],
+                "text": [f"{p['src']} \u2192 {p['dst']}" for p in points],
+                "customdata": [p.get("measurements", 0) for p in points],
+                "hovertemplate": "%{text}<br>RTT %{x:.2f} ms<br>%{y:.2f} Gbps"
+                "<br>%{customdata} measurements<extra></extra>",
+                "marker": {"color": colour(protocol), "size": 8, "opacity": 0.8},
+            }
+        )
+        fit = (result.get("fits") or {}).get(protocol)
+        if fit and fit.get("slope_gbps_per_ms") is not None:
+            xs = [p["rtt_ms"] for p in points]
+            x0, x1 = min(xs), max(xs)
+            slope, intercept = fit["slope_gbps_per_ms"], fit["intercept_gbps"]
+            traces.append(
+                {
+                    "type": "scatter",
+                    "mode": "lines",
+                    "name": f"{protocol} fit: {fit_label(fit)}",
+                    "x": [x0, x1],
+                    "y": [intercept + slope * x0, intercept + slope * x1],
+                    "hoverinfo": "name",
+                    "line": {"color": colour(protocol), "width": 2, "dash": "dash"},
+                }
+            )
+    layout = {
+        **BASE_LAYOUT,
+        "xaxis": {"title": {"text": "round-trip time (ms)"}, "rangemode": "tozero"},
+        "yaxis": {"title": {"text": "mean throughput (Gbit/s)"}, "rangemode": "tozero"},
+    }
+    return {"data": traces, "layout": layout}
+
+
+def fit_label(fit: dict) -> str:
+    if fit.get("slope_gbps_per_ms") is None:
+        return f"no fit (n = {fit.get('n', 0)}: needs two pairs with different RTTs)"
+    r = fit.get("r")
+    r_text = "n/a" if r is None else f"{r:.3f}"
+    return (
+        f"slope {fit['slope_gbps_per_ms']:.4f} Gbps/ms, intercept {fit['intercept_gbps']:.2f}"
+        f" Gbps, r = {r_text}, n = {fit.get('n', 0)}"
+    )
+
+
+def streams_figure(results: list[dict]) -> dict:
+    """Single- versus multi-stream throughput per pair, with the y = x line."""
+    traces: list[dict] = []
+    top = 0.0
+    for result in results:
+        protocol = result["protocol"]
+        pairs = [
+            p
+            for p in result.get("pairs") or []
+            if p.get("single_gbps") is not None and p.get("multi_gbps") is not None
+        ]
+        if not pairs:
+            continue
+        top = max(top, *(p["single_gbps"] for p in pairs), *(p["multi_gbps"] for p in pairs))
+        traces.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": protocol,
+                "x": [p["single_gbps"] for p in pairs],
+                "y": [p["multi_gbps"] for p in pairs],
+                "text": [
+                    f"{p['src']} \u2192 {p['dst']}<br>{p.get('multi_streams', '')} streams / 1:"
+                    f" ratio {p['ratio']:.2f}"
+                    if p.get("ratio") is not None
+                    else f"{p['src']} \u2192 {p['dst']}"
+                    for p in pairs
+                ],
+                "hovertemplate": "%{text}<br>1 stream %{x:.2f} Gbps<br>multi %{y:.2f} Gbps"
+                "<extra></extra>",
+                "marker": {"color": colour(protocol), "size": 8, "opacity": 0.8},
+            }
+        )
+    if traces:
+        edge = top * 1.05 or 1.0
+        traces.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "y = x (streams make no difference)",
+                "x": [0, edge],
+                "y": [0, edge],
+                "hoverinfo": "skip",
+                "line": {"color": "#777777", "dash": "dot"},
+            }
+        )
+    layout = {
+        **BASE_LAYOUT,
+        "xaxis": {"title": {"text": "1 stream: mean throughput (Gbit/s)"}, "rangemode": "tozero"},
+        "yaxis": {
+            "title": {"text": "multi-stream: mean throughput (Gbit/s)"},
+            "rangemode": "tozero",
+        },
+    }
+    return {"data": traces, "layout": layout}
+
+
+def ratio_summary(result: dict) -> dict:
+    """Mean and median multi/single ratio of one protocol's pairs."""
+    ratios = sorted(p["ratio"] for p in result.get("pairs") or [] if p.get("ratio") is not None)
+    if not ratios:
+        return {"protocol": result["protocol"], "n": 0, "mean": None, "median": None}
+    mid = len(ratios) // 2
+    median = ratios[mid] if len(ratios) % 2 else (ratios[mid - 1] + ratios[mid]) / 2
+    return {
+        "protocol": result["protocol"],
+        "n": len(ratios),
+        "mean": sum(ratios) / len(ratios),
+        "median": median,
+    }

@@ -1,0 +1,12 @@
+from django.urls import path
+
+from dashboard import views
+
+app_name = "dashboard"
+
+urlpatterns = [
+    path("", views.grid_page, name="grid"),
+    path("pairs/<str:src>/<str:dst>/", views.pair_page, name="pair"),
+    path("plots/latency/", views.latency_page, name="latency"),
+    path("plots/streams/", views.streams_page, name="streams"),
+]

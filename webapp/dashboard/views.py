@@ -1,0 +1,199 @@
+"""The dashboard pages. Thin: read through `results` selectors, shape with grid/plots."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from urllib.parse import urlencode
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils import timezone
+from results import selectors
+from results.choices import Protocol
+from results.maddash import maddash_grid, maddash_grid_names
+from results.models import Measurement, Node
+
+from dashboard import plots
+from dashboard.grid import build_section
+from dashboard.history import latest_per_check, recent_measurements
+
+# The windows every page offers, as (value for ?window=, label).
+WINDOWS = (
+    ("latest", "Latest campaign"),
+    ("24h", "24 h"),
+    ("7d", "7 d"),
+    ("20d", "20 d average"),
+)
+PROTOCOLS = tuple(Protocol.values)
+STREAM_CHOICES = (8, 1)
+HISTORY_DAYS = (7, 20, 90)
+DEFAULT_HISTORY_DAYS = 20
+
+EMPTY_HINT = "No measurements yet."
+
+
+def _window(request: HttpRequest, default: str) -> tuple[str, str | None]:
+    """The requested window and, when it does not parse, the reason."""
+    value = request.GET.get("window") or default
+    try:
+        selectors.parse_window(value)
+    except ValueError as exc:
+        return value, str(exc)
+    return value, None
+
+
+def _window_links(request: HttpRequest, current: str) -> list[dict]:
+    links = []
+    for value, label in WINDOWS:
+        query = request.GET.copy()
+        query["window"] = value
+        links.append(
+            {
+                "value": value,
+                "label": label,
+                "query": query.urlencode(),
+                "current": value == current,
+            }
+        )
+    return links
+
+
+def _choice(request: HttpRequest, name: str, choices: tuple, default):
+    """A query parameter restricted to `choices` (as strings), else the default."""
+    raw = request.GET.get(name)
+    for choice in choices:
+        if raw == str(choice):
+            return choice
+    return default
+
+
+def grid_page(request: HttpRequest) -> HttpResponse:
+    window, error = _window(request, "latest")
+    context: dict = {
+        "nav": "grid",
+        "window": window,
+        "window_links": _window_links(request, window),
+        "error": error,
+        "empty": not Measurement.objects.exists(),
+        "sections": [],
+    }
+    if error:
+        return render(request, "dashboard/grid.html", context, status=400)
+    if not context["empty"]:
+        sections = [
+            build_section(maddash_grid(name=name, window=window)) for name in maddash_grid_names()
+        ]
+        context["sections"] = sections
+        context["window_has_data"] = any(s.n_measured for s in sections)
+        updates = [s.last_update for s in sections if s.last_update]
+        context["last_update"] = max(updates) if updates else None
+        context["campaign"] = selectors.latest_campaign() if window == "latest" else None
+    return render(request, "dashboard/grid.html", context)
+
+
+def pair_page(request: HttpRequest, src: str, dst: str) -> HttpResponse:
+    known = set(Node.objects.filter(name__in=[src, dst]).values_list("name", flat=True))
+    missing = [name for name in dict.fromkeys((src, dst)) if name not in known]
+    if missing:
+        return render(
+            request,
+            "dashboard/pair_not_found.html",
+            {"src": src, "dst": dst, "missing": missing},
+            status=404,
+        )
+    days = _choice(request, "days", HISTORY_DAYS, DEFAULT_HISTORY_DAYS)
+    history = selectors.pair_history(src=src, dst=dst, since=timezone.now() - timedelta(days=days))
+    context = {
+        "nav": "grid",
+        "src": src,
+        "dst": dst,
+        "days": days,
+        "day_choices": HISTORY_DAYS,
+        "history": history,
+        "figure": plots.history_figure(history) if history else None,
+        "latest": latest_per_check(history),
+        "recent": recent_measurements(history),
+        "csv_url": "/api/v1/measurements/?"
+        + urlencode(
+            {
+                "src": src,
+                "dst": dst,
+                "since": (timezone.now() - timedelta(days=days)).isoformat(),
+                "format": "csv",
+            }
+        ),
+    }
+    return render(request, "dashboard/pair.html", context)
+
+
+def latency_page(request: HttpRequest) -> HttpResponse:
+    protocol = _choice(request, "protocol", PROTOCOLS, "")
+    streams = _choice(request, "streams", STREAM_CHOICES, STREAM_CHOICES[0])
+    window, error = _window(request, "20d")
+    context: dict = {
+        "nav": "latency",
+        "protocol": protocol,
+        "protocols": PROTOCOLS,
+        "streams": streams,
+        "stream_choices": STREAM_CHOICES,
+        "window": window,
+        "windows": WINDOWS,
+        "error": error,
+        "empty": not Measurement.objects.exists(),
+    }
+    if error:
+        return render(request, "dashboard/latency.html", context, status=400)
+    shown = [protocol] if protocol else list(PROTOCOLS)
+    result = selectors.throughput_vs_latency(
+        protocol=protocol or None, streams=streams, window=window
+    )
+    context["fits"] = [
+        {"protocol": name, **fit, "label": plots.fit_label(fit)}
+        for name, fit in result["fits"].items()
+    ]
+    context["figure"] = plots.latency_figure(result) if result["points"] else None
+    context["exports"] = _exports(
+        "/api/v1/throughput-vs-latency/", shown, {"streams": streams, "window": window}, streams
+    )
+    return render(request, "dashboard/latency.html", context)
+
+
+def streams_page(request: HttpRequest) -> HttpResponse:
+    protocol = _choice(request, "protocol", PROTOCOLS, "")
+    window, error = _window(request, "20d")
+    context: dict = {
+        "nav": "streams",
+        "protocol": protocol,
+        "protocols": PROTOCOLS,
+        "window": window,
+        "windows": WINDOWS,
+        "error": error,
+        "empty": not Measurement.objects.exists(),
+    }
+    if error:
+        return render(request, "dashboard/streams.html", context, status=400)
+    shown = [protocol] if protocol else list(PROTOCOLS)
+    results = [selectors.stream_comparison(protocol=p, window=window) for p in shown]
+    results = [r for r in results if r.get("pairs")]
+    context["results"] = results
+    context["summaries"] = [plots.ratio_summary(r) for r in results]
+    context["figure"] = plots.streams_figure(results) if results else None
+    context["exports"] = _exports("/api/v1/stream-comparison/", shown, {"window": window}, None)
+    return render(request, "dashboard/streams.html", context)
+
+
+def _exports(endpoint: str, protocols: list[str], params: dict, streams: int | None) -> list[dict]:
+    """JSON of the aggregate endpoint and CSV of the raw measurements, per protocol."""
+    rows = []
+    for protocol in protocols:
+        raw = {"protocol": protocol, "format": "csv"}
+        if streams is not None:
+            raw["streams"] = streams
+        rows.append(
+            {
+                "protocol": protocol,
+                "json": f"{endpoint}?{urlencode({'protocol': protocol, **params})}",
+                "csv": f"/api/v1/measurements/?{urlencode(raw)}",
+            }
+        )
+    return rows
