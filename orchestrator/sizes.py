@@ -1,0 +1,24 @@
+"""Byte sizes as people type them: 1073741824, 1GiB, 8MiB, 1G (binary units, like dd)."""
+
+from __future__ import annotations
+
+import re
+
+_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+_SIZE = re.compile(r"^\s*(\d+)\s*([KMGT]?)(?:i?B)?\s*$", re.I)
+
+
+def parse_size(text: str) -> int:
+    """Bytes in `text`; raises ValueError with a hint on anything else."""
+    match = _SIZE.match(text)
+    if match is None or int(match.group(1)) == 0:
+        raise ValueError(f"{text!r} is not a size; write e.g. 1GiB, 256MiB or 1073741824")
+    return int(match.group(1)) * _UNITS[match.group(2).upper()]
+
+
+def format_size(size: int) -> str:
+    """The largest binary unit that divides `size` exactly, e.g. 1GiB, 8MiB, 1000B."""
+    for suffix, factor in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if size % factor == 0:
+            return f"{size // factor}{suffix}"
+    return f"{size}B"
