@@ -1,0 +1,408 @@
+"""Bring a lab up, report on it, take it down: the API behind `tpcbench lab`."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from ca.authority import CAError, CertificateAuthority
+from orchestrator.endpoints import ClientCredentials, Endpoint, source_name
+from orchestrator.errors import UserError
+from orchestrator.lab import network as net
+from orchestrator.lab import processes
+from orchestrator.lab.datafiles import copy_source_file, lab_data_dir, write_source_file
+from orchestrator.lab.health import probe_node, tcp_open
+from orchestrator.lab.inventory import (
+    NO_LAB,
+    LabInventory,
+    inventory_path,
+    lab_dir,
+    load_inventory,
+    save_inventory,
+)
+from orchestrator.lab.preflight import (
+    NETNS_PROGRAMS,
+    PROGRAMS,
+    ServerAccount,
+    check_host_ports_free,
+    check_packages,
+    check_reachable_by,
+    ensure_server_account,
+)
+from orchestrator.lab.run_record import LabRun
+from orchestrator.lab.topology import LOOPBACK, MODES, NETNS, LabNetwork, NodePlan, plan_nodes
+from orchestrator.paths import tpcbench_home
+from orchestrator.servers import (
+    GridftpSettings,
+    XrootdSettings,
+    gridftp_command,
+    gridftp_environment,
+    render_grid_mapfile,
+    render_xrootd_config,
+    xrootd_command,
+    xrootd_environment,
+    xrootd_log_file,
+)
+
+DEFAULT_FILE_SIZE = 1 << 30
+CLIENT_NAME = "orchestrator"
+READY_TIMEOUT = 30.0
+SERVER_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+def run_record_path(home: Path) -> Path:
+    return lab_dir(home) / "run.json"
+
+
+def choose_mode(mode: str) -> str:
+    if mode == "auto":
+        return NETNS if os.geteuid() == 0 else LOOPBACK
+    if mode not in MODES:
+        raise UserError(f"unknown lab mode {mode!r}; use auto, {', '.join(MODES)}")
+    if mode == NETNS and os.geteuid() != 0:
+        raise UserError("netns mode needs root; run as root or use: --mode loopback")
+    return mode
+
+
+def start_lab(
+    home: Path | None = None,
+    nodes: int = 3,
+    file_size: int = DEFAULT_FILE_SIZE,
+    *,
+    ca_dir: Path | None = None,
+    rate_gbit: float | None = None,
+    mode: str = "auto",
+    network: LabNetwork | None = None,
+) -> LabInventory:
+    """Start `nodes` lab nodes (xrootd + gridftp each) and return their inventory.
+
+    `network` defaults to LabNetwork.from_environment() (TPCBENCH_LAB_PREFIX, ...).
+    On any failure everything already started is taken down again before raising.
+    """
+    home = Path(home or tpcbench_home())
+    mode = choose_mode(mode)
+    network = network or LabNetwork.from_environment()
+    plans = plan_nodes(nodes, mode, network)
+    if file_size <= 0:
+        raise UserError(f"--file-size must be a positive number of bytes, not {file_size}")
+    if rate_gbit is not None and rate_gbit <= 0:
+        raise UserError(f"--rate must be a positive number of Gbit/s, not {rate_gbit}")
+    if rate_gbit is not None and mode != NETNS:
+        raise UserError("--rate needs netns mode (root): loopback traffic cannot be shaped")
+    record_path = run_record_path(home)
+    if record_path.exists():
+        running = LabRun.load(record_path)
+        started = len({p.node for p in running.processes})
+        raise UserError(
+            f"a lab is already running from {lab_dir(home)} ({started} nodes, {running.mode} "
+            "mode); stop it with: tpcbench lab down"
+        )
+    check_packages({**PROGRAMS, **(NETNS_PROGRAMS if mode == NETNS else {})})
+    ca_dir = Path(ca_dir or home / "ca")
+    try:
+        ca = CertificateAuthority.load(ca_dir)
+    except CAError as exc:
+        raise UserError(str(exc)) from None
+    if mode == NETNS:
+        _check_netns_free(plans, network)
+    else:
+        check_host_ports_free(plans)
+    account = ensure_server_account()
+    check_reachable_by(account, lab_dir(home))
+
+    record = LabRun(path=record_path, mode=mode, network=network)
+    record.save()
+    try:
+        return _build(home, record, plans, network, ca, ca_dir, account, file_size, rate_gbit)
+    except BaseException:
+        stop_lab(home)
+        raise
+
+
+def _check_netns_free(plans: Sequence[NodePlan], network: LabNetwork) -> None:
+    present = net.existing_namespaces()
+    for plan in plans:
+        if plan.netns not in present:
+            continue
+        taken = net.listeners_in(plan.netns, list(plan.ports.values()))
+        if taken:
+            port, who = next(iter(taken.items()))
+            raise UserError(
+                f"port {port} in network namespace {plan.netns} is already taken by {who}; "
+                f"stop it, or remove the namespace with: ip netns del {plan.netns}"
+            )
+        raise UserError(
+            f"network namespace {plan.netns} already exists (left over?); remove it with: "
+            f"ip netns del {plan.netns}, or set TPCBENCH_LAB_PREFIX to another prefix"
+        )
+    if network.router_namespace in present:
+        raise UserError(
+            f"network namespace {network.router_namespace} already exists (left over?); "
+            f"remove it with: ip netns del {network.router_namespace}"
+        )
+    overlapping = net.host_routes_overlapping(plans, network)
+    if overlapping:
+        raise UserError(
+            f"this host already routes the lab's subnet ({overlapping[0].strip()}); remove "
+            "that route, or pick another range with TPCBENCH_LAB_SUBNET_OFFSET=<0-250>"
+        )
+
+
+def _build(
+    home: Path,
+    record: LabRun,
+    plans: Sequence[NodePlan],
+    network: LabNetwork,
+    ca: CertificateAuthority,
+    ca_dir: Path,
+    account: ServerAccount,
+    file_size: int,
+    rate_gbit: float | None,
+) -> LabInventory:
+    if record.mode == NETNS:
+        net.create_network(record, plans, network, rate_gbit)
+    client_cred = ca.issue_client(CLIENT_NAME)
+    client = ClientCredentials(cert=client_cred.cert, key=client_cred.key, certdir=ca.certdir)
+    certdir = _copy_certdir(ca.certdir, lab_dir(home) / "certificates")
+    grid_mapfile = render_grid_mapfile({client_cred.subject_dn: account.name})
+
+    nodes_dir = lab_dir(home) / "nodes"
+    shutil.rmtree(nodes_dir, ignore_errors=True)  # logs of the previous lab
+    data_dir = lab_data_dir(network.prefix)
+    endpoints = []
+    source: Path | None = None
+    for plan in plans:
+        node_dir = nodes_dir / plan.name
+        data_root = data_dir / plan.name
+        record.data_dirs.append(str(data_root))
+        record.save()
+        host = ca.issue_host(plan.name, ips=[plan.address], dns=plan.dns_names)
+        _prepare_node_dir(node_dir, data_root, account, host.cert, host.key)
+        (node_dir / "grid-mapfile").write_text(grid_mapfile)
+        target = data_root / source_name(file_size).lstrip("/")
+        if source is None:
+            write_source_file(target, file_size)
+            source = target
+        else:
+            copy_source_file(source, target)
+        _own(target, account, 0o644)
+        _start_servers(record, plan, node_dir, data_root, certdir, account)
+        endpoints.append(
+            Endpoint(
+                name=plan.name,
+                address=plan.address,
+                ports=dict(plan.ports),
+                data_root=str(data_root),
+                host_dn=host.subject_dn,
+                netns=plan.netns,
+                labels={"lab": network.prefix},
+                link_gbps=rate_gbit,
+            )
+        )
+    _wait_until_serving(record, endpoints)
+    inventory = LabInventory(
+        nodes=endpoints, client=client, file_size=file_size, ca=ca_dir, mode=record.mode
+    )
+    inventory = replace(
+        inventory, health={e.name: probe_node(e, client, file_size) for e in endpoints}
+    )
+    save_inventory(inventory, inventory_path(home))
+    return inventory
+
+
+def _own(path: Path, account: ServerAccount, mode: int) -> None:
+    if os.geteuid() == 0:
+        os.chown(path, account.uid, account.gid)
+    os.chmod(path, mode)
+
+
+def _copy_certdir(source: Path, target: Path) -> Path:
+    """A world-readable copy of the CA's grid-security directory for the servers."""
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir(parents=True)
+    os.chmod(target, 0o755)
+    for item in source.iterdir():
+        if item.is_file() and not item.name.startswith("."):
+            shutil.copyfile(item, target / item.name)
+            os.chmod(target / item.name, 0o644)
+    return target
+
+
+def _prepare_node_dir(
+    node_dir: Path, data_root: Path, account: ServerAccount, cert: Path, key: Path
+) -> None:
+    for folder in (node_dir, node_dir / "pki", node_dir / "run"):
+        folder.mkdir(parents=True, exist_ok=True)
+        _own(folder, account, 0o755)
+    shutil.rmtree(data_root, ignore_errors=True)
+    data_root.mkdir(parents=True)
+    os.chmod(data_root.parent, 0o755)  # the servers must pass through it
+    _own(data_root, account, 0o755)
+    # servers run unprivileged, so each node reads its own copy of the host key
+    shutil.copyfile(cert, node_dir / "pki" / "hostcert.pem")
+    shutil.copyfile(key, node_dir / "pki" / "hostkey.pem")
+    _own(node_dir / "pki" / "hostcert.pem", account, 0o644)
+    _own(node_dir / "pki" / "hostkey.pem", account, 0o600)
+
+
+def _launcher(plan: NodePlan, account: ServerAccount) -> list[str]:
+    """Enter the node's namespace, then drop to the server account."""
+    prefix = ["ip", "netns", "exec", plan.netns] if plan.netns else []
+    if os.geteuid() == 0:
+        prefix += ["setpriv", "--reuid", account.name, "--regid", str(account.gid)]
+        prefix += ["--init-groups", "--"]
+    return prefix
+
+
+def _start_servers(
+    record: LabRun,
+    plan: NodePlan,
+    node_dir: Path,
+    data_root: Path,
+    certdir: Path,
+    account: ServerAccount,
+) -> None:
+    pki = node_dir / "pki"
+    base_env = {"PATH": SERVER_PATH, "HOME": str(node_dir), "LANG": "C.UTF-8"}
+    xrootd = XrootdSettings(
+        name=plan.name,
+        data_root=data_root,
+        run_dir=node_dir / "run",
+        host_cert=pki / "hostcert.pem",
+        host_key=pki / "hostkey.pem",
+        certdir=certdir,
+        root_port=plan.ports["root"],
+        https_port=plan.ports["https"],
+        xrdcp_path=shutil.which("xrdcp") or "/usr/bin/xrdcp",
+    )
+    config = node_dir / "xrootd.cfg"
+    config.write_text(render_xrootd_config(xrootd))
+    argv = _launcher(plan, account) + xrootd_command(config, node_dir / "xrootd.log", plan.name)
+    env = {**base_env, **xrootd_environment(xrootd)}
+    _record_spawn(record, plan, "xrootd", argv, env, node_dir)
+
+    gridftp = GridftpSettings(
+        data_interface=plan.address,
+        host_cert=pki / "hostcert.pem",
+        host_key=pki / "hostkey.pem",
+        certdir=certdir,
+        grid_mapfile=node_dir / "grid-mapfile",
+        log_path=node_dir / "gridftp.log",
+        home_dir=data_root,
+        port=plan.ports["gridftp"],
+        data_port_range=plan.data_ports,
+    )
+    argv = _launcher(plan, account) + gridftp_command(gridftp)
+    env = {**base_env, **gridftp_environment(gridftp)}
+    _record_spawn(record, plan, "gridftp", argv, env, node_dir)
+
+
+def _record_spawn(
+    record: LabRun, plan: NodePlan, service: str, argv: list[str], env: dict, node_dir: Path
+) -> None:
+    log = node_dir / f"{service}.out"
+    process = processes.spawn(plan.name, service, argv, env=env, log=log, cwd=node_dir)
+    record.processes.append(process)
+    record.save()
+
+
+def _wait_until_serving(record: LabRun, endpoints: Sequence[Endpoint]) -> None:
+    """Every port of every node accepts connections, or say which server died and why."""
+    deadline = time.monotonic() + READY_TIMEOUT
+    pending = [(e, service, port) for e in endpoints for service, port in e.ports.items()]
+    while pending:
+        for process in record.processes:
+            if not processes.is_alive(process):
+                raise UserError(
+                    f"{process.service} on {process.node} stopped during start-up: "
+                    f"{_last_log_line(process)}"
+                )
+        pending = [item for item in pending if not tcp_open(item[0].address, item[2], 1.0)]
+        if pending and time.monotonic() > deadline:
+            endpoint, service, port = pending[0]
+            raise UserError(
+                f"{endpoint.name} does not serve {service} on {endpoint.address}:{port} after "
+                f"{READY_TIMEOUT:.0f}s; see the logs in {Path(record.path).parent / 'nodes'}"
+            )
+        if pending:
+            time.sleep(0.2)
+
+
+def _last_log_line(process: processes.ServerProcess) -> str:
+    log = Path(process.log)
+    candidates = [log]
+    if process.service == "xrootd":
+        candidates.insert(0, xrootd_log_file(log.with_suffix(".log"), process.node))
+    for candidate in candidates:
+        try:
+            lines = [line for line in candidate.read_text().splitlines() if line.strip()]
+        except OSError:
+            continue
+        if lines:
+            return f"{lines[-1].strip()} (log: {candidate})"
+    return f"no output (log: {log})"
+
+
+def stop_lab(home: Path | None = None) -> list[str]:
+    """Stop every process the lab started, remove its namespaces and data; idempotent.
+
+    Returns what was stopped/removed; raises UserError if anything could not be removed.
+    """
+    home = Path(home or tpcbench_home())
+    record_path = run_record_path(home)
+    if not record_path.exists():
+        inventory_path(home).unlink(missing_ok=True)
+        return []
+    record = LabRun.load(record_path)
+    done: list[str] = []
+    problems: list[str] = []
+    for process in record.processes:
+        survivors = processes.stop(process)
+        if survivors:
+            problems.append(f"{process.service} on {process.node}: pids {survivors} remain")
+        else:
+            done.append(f"stopped {process.service} on {process.node} (pid {process.pid})")
+    if record.mode == NETNS:
+        problems.extend(net.destroy_network(record))
+        done.extend(f"removed namespace {name}" for name in record.namespaces)
+    for folder in record.data_dirs:
+        shutil.rmtree(folder, ignore_errors=True)
+        if Path(folder).exists():
+            problems.append(f"data directory {folder} remains")
+    data_parent = {str(Path(f).parent) for f in record.data_dirs}
+    for folder in data_parent:
+        if Path(folder).is_dir() and not any(Path(folder).iterdir()):
+            Path(folder).rmdir()
+    if problems:
+        raise UserError(
+            "lab down left things behind: " + "; ".join(problems) + "; run tpcbench lab down again"
+        )
+    inventory_path(home).unlink(missing_ok=True)
+    record_path.unlink()
+    return done
+
+
+def lab_status(home: Path | None = None) -> LabInventory:
+    """The running lab's inventory with fresh health checks (processes, ports, HTTPS)."""
+    home = Path(home or tpcbench_home())
+    inventory = load_inventory(inventory_path(home))
+    record_path = run_record_path(home)
+    if not record_path.exists():
+        raise UserError(NO_LAB)
+    record = LabRun.load(record_path)
+    health = {}
+    for endpoint in inventory.nodes:
+        result = probe_node(endpoint, inventory.client, inventory.file_size)
+        for process in record.processes:
+            if process.node == endpoint.name:
+                alive = processes.is_alive(process)
+                result["checks"][f"{process.service}_process"] = (
+                    "ok" if alive else f"pid {process.pid} is gone"
+                )
+                result["ok"] = result["ok"] and alive
+        health[endpoint.name] = result
+    return replace(inventory, health=health)

@@ -1,0 +1,56 @@
+"""What a lab created (namespaces, links, data directories, processes), saved as it goes.
+
+`lab up` writes this before each side effect, so `lab down` can undo a half-built lab too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from orchestrator.lab.processes import ServerProcess
+from orchestrator.lab.topology import LabNetwork
+
+
+@dataclass
+class LabRun:
+    path: Path
+    mode: str
+    network: LabNetwork
+    namespaces: list[str] = field(default_factory=list)
+    host_interfaces: list[str] = field(default_factory=list)
+    etc_netns_dirs: list[str] = field(default_factory=list)
+    data_dirs: list[str] = field(default_factory=list)
+    processes: list[ServerProcess] = field(default_factory=list)
+
+    def save(self) -> None:
+        data: dict[str, Any] = {
+            "mode": self.mode,
+            "network": asdict(self.network),
+            "namespaces": self.namespaces,
+            "host_interfaces": self.host_interfaces,
+            "etc_netns_dirs": self.etc_netns_dirs,
+            "data_dirs": self.data_dirs,
+            "processes": [p.to_json() for p in self.processes],
+        }
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        tmp.write_text(json.dumps(data, indent=2) + "\n")
+        os.replace(tmp, self.path)
+
+    @classmethod
+    def load(cls, path: Path) -> LabRun:
+        data = json.loads(path.read_text())
+        return cls(
+            path=path,
+            mode=data["mode"],
+            network=LabNetwork(**data["network"]),
+            namespaces=list(data["namespaces"]),
+            host_interfaces=list(data["host_interfaces"]),
+            etc_netns_dirs=list(data["etc_netns_dirs"]),
+            data_dirs=list(data["data_dirs"]),
+            processes=[ServerProcess.from_json(p) for p in data["processes"]],
+        )
