@@ -1,0 +1,98 @@
+"""Fixtures of the web app tests (PostgreSQL via tpcbench_web.settings_test)."""
+
+import uuid as uuid_lib
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+import pytest
+from django.utils import timezone
+from rest_framework.test import APIClient
+from results import services
+
+GIB = 2**30
+
+
+def payload(
+    *,
+    src: str = "node-a",
+    dst: str = "node-b",
+    protocol: str = "https",
+    streams: int = 8,
+    k: int = 11,
+    seconds: float = 8.0,
+    failed: int = 0,
+    started: datetime | None = None,
+    campaign: str | None = None,
+    rtt_ms: float | None = 12.5,
+    error_class: str = "timeout",
+    file_size: int = GIB,
+) -> dict:
+    """A JSON-ready measurement as the orchestrator sends it; every transfer lasts `seconds`."""
+    started = started or timezone.now() - timedelta(hours=1)
+    transfers = []
+    for index in range(k):
+        ok = index >= failed
+        transfers.append(
+            {
+                "index": index,
+                "start": (started + timedelta(seconds=0.1 * index)).isoformat(),
+                "end": (started + timedelta(seconds=0.1 * index + seconds)).isoformat(),
+                "bytes": file_size if ok else 0,
+                "outcome": "success" if ok else "failure",
+                "error_class": None if ok else error_class,
+                "message": "" if ok else f"{error_class} talking to {dst}",
+            }
+        )
+    return {
+        "uuid": str(uuid_lib.uuid4()),
+        "campaign": campaign,
+        "src": src,
+        "dst": dst,
+        "protocol": protocol,
+        "streams": streams,
+        "file_size": file_size,
+        "rtt_ms": rtt_ms,
+        "started": started.isoformat(),
+        "finished": (started + timedelta(seconds=0.1 * (k - 1) + seconds)).isoformat(),
+        # Deliberately wrong: the server must recompute these.
+        "throughput_gbps": 999.0,
+        "makespan_gbps": 999.0,
+        "succeeded": 0,
+        "failed": 0,
+        "transfers": transfers,
+    }
+
+
+@pytest.fixture
+def make_payload() -> Callable[..., dict]:
+    return payload
+
+
+@pytest.fixture
+def anonymous() -> APIClient:
+    return APIClient()
+
+
+@pytest.fixture
+def reporter_token(db) -> str:
+    return services.api_token_create(name="orchestrator")
+
+
+@pytest.fixture
+def reporter(reporter_token: str) -> APIClient:
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {reporter_token}")
+    return client
+
+
+@pytest.fixture
+def ingest(reporter: APIClient) -> Callable[..., dict]:
+    """POST a payload built from keyword arguments; returns the payload (asserts 201)."""
+
+    def post(**kwargs) -> dict:
+        body = payload(**kwargs)
+        response = reporter.post("/api/v1/measurements/", body, format="json")
+        assert response.status_code == 201, response.content
+        return body
+
+    return post

@@ -1,0 +1,131 @@
+"""MaDDash-compatible grid JSON: shape, statuses, thresholds, failures, windows."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+from results import maddash
+from results.models import Node, Threshold
+
+pytestmark = pytest.mark.django_db
+
+MADDASH_KEYS = {
+    "name",
+    "statusLabels",
+    "lastUpdateTime",
+    "columnNames",
+    "columnProps",
+    "checkNames",
+    "grid",
+    "rows",
+    "report",
+}
+GIB_BITS = 2**30 * 8
+
+
+def seconds_for(gbps: float, k: int = 11) -> float:
+    return k * GIB_BITS / (gbps * 1e9)
+
+
+def cell(grid: dict, src: str, dst: str) -> list[dict]:
+    return grid["grid"][[r["name"] for r in grid["rows"]].index(src)][
+        grid["columnNames"].index(dst)
+    ]
+
+
+@pytest.fixture
+def mesh(ingest):
+    ingest(src="a", dst="b", streams=8, seconds=seconds_for(40))
+    ingest(src="a", dst="b", streams=1, seconds=seconds_for(20))
+    ingest(src="b", dst="a", streams=8, seconds=seconds_for(5))
+    ingest(src="a", dst="c", streams=8, seconds=seconds_for(40), failed=2)
+    ingest(src="c", dst="a", streams=8, seconds=seconds_for(40), failed=11, error_class="connect")
+    ingest(src="a", dst="b", protocol="gridftp", seconds=seconds_for(35))
+
+
+def test_grid_list_names_protocols_with_results(mesh, anonymous):
+    assert maddash.maddash_grid_names() == ["https", "gridftp"]
+    body = anonymous.get("/maddash/grids/").json()
+    assert body == {
+        "grids": [
+            {"name": "https", "uri": "/maddash/grids/https"},
+            {"name": "gridftp", "uri": "/maddash/grids/gridftp"},
+        ]
+    }
+
+
+def test_grid_has_maddash_shape(mesh, anonymous):
+    response = anonymous.get("/maddash/grids/https?window=24h")
+    assert response.status_code == 200
+    grid = response.json()
+    assert set(grid) >= MADDASH_KEYS
+    assert grid["name"] == "https"
+    assert len(grid["statusLabels"]) == 5
+    assert grid["checkNames"] == ["8 streams", "1 stream"]
+    assert grid["columnNames"] == ["a", "b", "c"]
+    assert [r["name"] for r in grid["rows"]] == ["a", "b", "c"]
+    assert grid["columnProps"] == [{"label": n} for n in "abc"]
+    assert all(grid["grid"][i][i] is None for i in range(3))
+    for check in cell(grid, "a", "b"):
+        assert {"message", "status", "prevCheckTime", "uri"} <= set(check)
+    assert sum(grid["report"]["global"]["stats"]) == 6 * 2
+    assert isinstance(grid["lastUpdateTime"], int)
+
+
+def test_statuses_follow_default_thresholds_and_failures(mesh):
+    grid = maddash.maddash_grid(name="https", window="24h")
+    eight, one = cell(grid, "a", "b")
+    assert (eight["status"], one["status"]) == (maddash.OK, maddash.WARNING)
+    assert eight["value_gbps"] == pytest.approx(40)
+    assert "40.00 Gbps" in eight["message"]
+    assert cell(grid, "b", "a")[0]["status"] == maddash.CRITICAL
+    partial = cell(grid, "a", "c")[0]
+    assert partial["status"] == maddash.WARNING  # 40 Gbps but 2 of 11 failed
+    assert "2/11 failed" in partial["message"]
+    dead = cell(grid, "c", "a")[0]
+    assert dead["status"] == maddash.CRITICAL
+    assert "All 11 transfers failed: connect" in dead["message"]
+    assert "connect talking to a" in dead["message"]
+    assert cell(grid, "b", "c")[0]["status"] == maddash.NOT_RUN
+    assert cell(grid, "b", "c")[0]["prevCheckTime"] is None
+
+
+def test_thresholds_most_specific_wins(mesh):
+    a, b = Node.objects.get(name="a"), Node.objects.get(name="b")
+    Threshold.objects.create(protocol="https", ok_gbps=50, warning_gbps=4)
+    Threshold.objects.create(protocol="https", src=a, dst=b, ok_gbps=15, warning_gbps=10)
+    grid = maddash.maddash_grid(name="https", window="24h")
+    assert [c["status"] for c in cell(grid, "a", "b")] == [maddash.OK, maddash.OK]
+    assert cell(grid, "b", "a")[0]["status"] == maddash.WARNING  # 5 >= 4 (grid-wide)
+    assert grid["statusLabels"][0] == "Throughput >= 50 Gbps"
+    Threshold.objects.create(protocol="https", src=b, ok_gbps=1, warning_gbps=0.5)
+    grid = maddash.maddash_grid(name="https", window="24h")
+    assert cell(grid, "b", "a")[0]["status"] == maddash.OK
+
+
+def test_window_excludes_older_measurements(ingest):
+    ingest(src="a", dst="b", seconds=seconds_for(40), started=timezone.now() - timedelta(days=3))
+    assert cell(maddash.maddash_grid(name="https", window="24h"), "a", "b")[0]["status"] == 4
+    assert cell(maddash.maddash_grid(name="https", window="7d"), "a", "b")[0]["status"] == 0
+
+
+def test_latest_window_is_the_default(ingest, reporter):
+    campaign = reporter.post("/api/v1/campaigns/", {}, format="json").json()["uuid"]
+    ingest(src="a", dst="b", seconds=seconds_for(5))
+    ingest(src="a", dst="b", seconds=seconds_for(40), campaign=campaign)
+    grid = reporter.get("/maddash/grids/https").json()
+    assert grid["window"] == "latest"
+    assert cell(grid, "a", "b")[0]["value_gbps"] == pytest.approx(40)
+
+
+def test_unknown_grid_is_404_and_bad_window_is_400(mesh, anonymous):
+    assert anonymous.get("/maddash/grids/ftp").status_code == 404
+    response = anonymous.get("/maddash/grids/https?window=fortnight")
+    assert response.status_code == 400
+    assert "window" in response.json()
+
+
+def test_empty_database_gives_no_grids_and_a_not_run_grid(db):
+    assert maddash.maddash_grid_names() == []
+    grid = maddash.maddash_grid(name="root")
+    assert grid["grid"] == [] and grid["checkNames"] == ["8 streams", "1 stream"]

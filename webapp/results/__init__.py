@@ -1,0 +1,1 @@
+"""Results: the measurement database, its ingest and query API, MaDDash-compatible grids."""

@@ -1,0 +1,66 @@
+"""Streamed CSV of measurements or transfers, flat (no pagination: a client wants the lot)."""
+
+import csv
+
+from django.http import StreamingHttpResponse
+
+MEASUREMENT_COLUMNS = {
+    "uuid": "uuid",
+    "campaign": "campaign__uuid",
+    "src": "src__name",
+    "dst": "dst__name",
+    "protocol": "protocol",
+    "streams": "streams",
+    "transfers": "transfer_count",
+    "file_size": "file_size",
+    "rtt_ms": "rtt_ms",
+    "started": "started",
+    "finished": "finished",
+    "throughput_gbps": "throughput_gbps",
+    "makespan_gbps": "makespan_gbps",
+    "succeeded": "succeeded",
+    "failed": "failed",
+}
+TRANSFER_COLUMNS = {
+    "measurement": "measurement__uuid",
+    "src": "measurement__src__name",
+    "dst": "measurement__dst__name",
+    "protocol": "measurement__protocol",
+    "streams": "measurement__streams",
+    "file_size": "measurement__file_size",
+    "index": "index",
+    "start": "start",
+    "end": "end",
+    "bytes": "bytes",
+    "outcome": "outcome",
+    "error_class": "error_class",
+    "message": "message",
+}
+
+
+class _Echo:
+    def write(self, value: str) -> str:
+        return value
+
+
+def _cell(value) -> str:
+    if value is None:
+        return ""
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return str(value)
+
+
+def stream_csv(queryset, columns: dict[str, str], filename: str) -> StreamingHttpResponse:
+    writer = csv.writer(_Echo(), lineterminator="\n")
+    order = ["started", "id"] if "started" in columns else ["measurement__started", "index"]
+    values = queryset.order_by(*order).values_list(*columns.values())
+
+    def lines():
+        yield writer.writerow(list(columns))
+        for row in values.iterator(chunk_size=2000):
+            yield writer.writerow([_cell(v) for v in row])
+
+    response = StreamingHttpResponse(lines(), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response

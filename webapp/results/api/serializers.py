@@ -1,0 +1,300 @@
+"""API shapes. Input serializers validate strictly (400 naming the field); output ones are flat."""
+
+import math
+
+from rest_framework import serializers
+
+from results.choices import CampaignState, ErrorClass, Outcome, Protocol, Trigger
+from results.models import Campaign, Measurement, Node, Transfer
+
+MAX_BYTES = 2**62  # keeps sizes inside PostgreSQL bigint
+MAX_STREAMS = 1024
+MAX_TRANSFERS = 10_000
+
+
+class StrictIntegerField(serializers.IntegerField):
+    """An integer in JSON: "8", 8.0 and true are wrong types, not numbers."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictFloatField(serializers.FloatField):
+    """A finite JSON number: strings, booleans, NaN and infinities are refused."""
+
+    default_error_messages = {"not_finite": "A finite number is required."}
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int | float):
+            self.fail("invalid")
+        if not math.isfinite(data):
+            self.fail("not_finite")
+        return super().to_internal_value(data)
+
+
+class NodeNameField(serializers.RegexField):
+    def __init__(self, **kwargs):
+        super().__init__(
+            r"^[A-Za-z0-9][A-Za-z0-9._:-]*$",
+            max_length=253,
+            error_messages={"invalid": "A node name: letters, digits, '.', '_', ':', '-'."},
+            **kwargs,
+        )
+
+
+class TransferInSerializer(serializers.Serializer):
+    index = StrictIntegerField(min_value=0, max_value=MAX_TRANSFERS)
+    start = serializers.DateTimeField()
+    end = serializers.DateTimeField()
+    bytes = StrictIntegerField(min_value=0, max_value=MAX_BYTES)
+    outcome = serializers.ChoiceField(choices=Outcome.choices)
+    error_class = serializers.ChoiceField(
+        choices=ErrorClass.choices, allow_null=True, required=False, default=None
+    )
+    message = serializers.CharField(
+        allow_blank=True, required=False, default="", max_length=10_000, trim_whitespace=False
+    )
+
+    def validate(self, attrs: dict) -> dict:
+        if attrs["end"] < attrs["start"]:
+            raise serializers.ValidationError({"end": "end is before start."})
+        if attrs["outcome"] == Outcome.SUCCESS and attrs.get("error_class"):
+            raise serializers.ValidationError(
+                {"error_class": "A successful transfer has no error_class."}
+            )
+        return attrs
+
+
+class MeasurementInSerializer(serializers.Serializer):
+    """DESIGN.md's measurement; throughput_gbps, makespan_gbps, succeeded, failed are ignored."""
+
+    uuid = serializers.UUIDField()
+    campaign = serializers.UUIDField(allow_null=True, required=False, default=None)
+    src = NodeNameField()
+    dst = NodeNameField()
+    protocol = serializers.ChoiceField(choices=Protocol.choices)
+    streams = StrictIntegerField(min_value=1, max_value=MAX_STREAMS)
+    file_size = StrictIntegerField(min_value=1, max_value=MAX_BYTES)
+    rtt_ms = StrictFloatField(
+        min_value=0, max_value=1e6, allow_null=True, required=False, default=None
+    )
+    started = serializers.DateTimeField()
+    finished = serializers.DateTimeField()
+    throughput_gbps = StrictFloatField(
+        allow_null=True,
+        required=False,
+        write_only=True,
+        help_text="Ignored: the server recomputes it.",
+    )
+    makespan_gbps = StrictFloatField(
+        allow_null=True,
+        required=False,
+        write_only=True,
+        help_text="Ignored: the server recomputes it.",
+    )
+    succeeded = StrictIntegerField(
+        min_value=0, required=False, write_only=True, help_text="Ignored: the server recomputes it."
+    )
+    failed = StrictIntegerField(
+        min_value=0, required=False, write_only=True, help_text="Ignored: the server recomputes it."
+    )
+    transfers = TransferInSerializer(many=True, allow_empty=False, max_length=MAX_TRANSFERS)
+
+    def validate(self, attrs: dict) -> dict:
+        errors = {}
+        if attrs["finished"] < attrs["started"]:
+            errors["finished"] = "finished is before started."
+        if attrs["src"] == attrs["dst"]:
+            errors["dst"] = "dst must differ from src."
+        indexes = [t["index"] for t in attrs["transfers"]]
+        if len(set(indexes)) != len(indexes):
+            errors["transfers"] = "Each transfer needs its own index."
+        if errors:
+            raise serializers.ValidationError(errors)
+        return attrs
+
+
+class TransferSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Transfer
+        fields = ["index", "start", "end", "bytes", "outcome", "error_class", "message"]
+
+
+class MeasurementSerializer(serializers.ModelSerializer):
+    """A stored measurement with the server's figures; transfers only with ?expand=transfers."""
+
+    campaign = serializers.SlugRelatedField(slug_field="uuid", read_only=True, allow_null=True)
+    src = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    dst = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    transfers = TransferSerializer(many=True, read_only=True, required=False)
+
+    class Meta:
+        model = Measurement
+        fields = [
+            "uuid",
+            "campaign",
+            "src",
+            "dst",
+            "protocol",
+            "streams",
+            "transfer_count",
+            "file_size",
+            "rtt_ms",
+            "started",
+            "finished",
+            "throughput_gbps",
+            "makespan_gbps",
+            "succeeded",
+            "failed",
+            "received",
+            "transfers",
+        ]
+
+    def __init__(self, *args, expand_transfers: bool = True, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not expand_transfers:
+            self.fields.pop("transfers")
+
+
+class BulkItemResultSerializer(serializers.Serializer):
+    index = serializers.IntegerField()
+    uuid = serializers.CharField(allow_null=True)
+    status = serializers.IntegerField(help_text="201 created, 200 already stored, 409, 400")
+    errors = serializers.JSONField(required=False)
+
+
+class BulkResultSerializer(serializers.Serializer):
+    created = serializers.IntegerField()
+    unchanged = serializers.IntegerField()
+    rejected = serializers.IntegerField()
+    results = BulkItemResultSerializer(many=True)
+
+
+class NodeSerializer(serializers.ModelSerializer):
+    measurements_as_src = serializers.IntegerField(
+        source="measurements_as_src_count", read_only=True
+    )
+    measurements_as_dst = serializers.IntegerField(
+        source="measurements_as_dst_count", read_only=True
+    )
+
+    class Meta:
+        model = Node
+        fields = [
+            "name",
+            "address",
+            "site",
+            "labels",
+            "first_seen",
+            "last_seen",
+            "measurements_as_src",
+            "measurements_as_dst",
+        ]
+
+
+class CampaignSerializer(serializers.ModelSerializer):
+    measurements = serializers.IntegerField(source="measurement_count", read_only=True)
+
+    class Meta:
+        model = Campaign
+        fields = [
+            "uuid",
+            "trigger",
+            "schedule",
+            "state",
+            "started",
+            "finished",
+            "created",
+            "measurements",
+        ]
+        read_only_fields = ["uuid", "state", "started", "finished", "created"]
+
+
+class CampaignCreateSerializer(serializers.Serializer):
+    trigger = serializers.ChoiceField(choices=Trigger.choices, default=Trigger.MANUAL)
+    schedule = serializers.CharField(max_length=100, allow_blank=True, required=False, default="")
+
+
+class CampaignUpdateSerializer(serializers.Serializer):
+    state = serializers.ChoiceField(choices=CampaignState.choices, required=False)
+    started = serializers.DateTimeField(required=False)
+    finished = serializers.DateTimeField(required=False)
+    schedule = serializers.CharField(max_length=100, allow_blank=True, required=False)
+
+    def validate(self, attrs: dict) -> dict:
+        campaign = self.instance
+        started = attrs.get("started", campaign.started if campaign else None)
+        finished = attrs.get("finished", campaign.finished if campaign else None)
+        if started and finished and finished < started:
+            raise serializers.ValidationError({"finished": "finished is before started."})
+        return attrs
+
+
+class WindowQuerySerializer(serializers.Serializer):
+    window = serializers.CharField(default="20d", help_text="latest, <N>h or <N>d")
+
+    def validate_window(self, value: str) -> str:
+        from results.windows import parse_window
+
+        try:
+            return parse_window(value).label
+        except ValueError as exc:
+            raise serializers.ValidationError(str(exc)) from exc
+
+
+class ThroughputVsLatencyQuerySerializer(WindowQuerySerializer):
+    protocol = serializers.ChoiceField(
+        choices=Protocol.choices, required=False, default=None, allow_null=True
+    )
+    streams = serializers.IntegerField(
+        min_value=1, max_value=MAX_STREAMS, required=False, default=None, allow_null=True
+    )
+
+
+class StreamComparisonQuerySerializer(WindowQuerySerializer):
+    protocol = serializers.ChoiceField(choices=Protocol.choices, default=Protocol.HTTPS)
+
+
+class LatencyPointSerializer(serializers.Serializer):
+    src = serializers.CharField()
+    dst = serializers.CharField()
+    protocol = serializers.CharField()
+    rtt_ms = serializers.FloatField()
+    throughput_gbps = serializers.FloatField()
+    measurements = serializers.IntegerField()
+
+
+class FitSerializer(serializers.Serializer):
+    slope_gbps_per_ms = serializers.FloatField(allow_null=True)
+    intercept_gbps = serializers.FloatField(allow_null=True)
+    r = serializers.FloatField(allow_null=True)
+    n = serializers.IntegerField()
+
+
+class ThroughputVsLatencySerializer(serializers.Serializer):
+    protocol = serializers.CharField(allow_null=True)
+    streams = serializers.IntegerField(allow_null=True)
+    window = serializers.CharField()
+    points = LatencyPointSerializer(many=True)
+    fits = serializers.DictField(child=FitSerializer())
+
+
+class StreamPairSerializer(serializers.Serializer):
+    src = serializers.CharField()
+    dst = serializers.CharField()
+    single_gbps = serializers.FloatField(allow_null=True)
+    multi_gbps = serializers.FloatField(allow_null=True)
+    multi_streams = serializers.IntegerField(allow_null=True)
+    ratio = serializers.FloatField(allow_null=True)
+
+
+class StreamComparisonSerializer(serializers.Serializer):
+    protocol = serializers.CharField()
+    window = serializers.CharField()
+    pairs = StreamPairSerializer(many=True)
+
+
+class MaddashWindowQuerySerializer(WindowQuerySerializer):
+    window = serializers.CharField(default="latest", help_text="latest, <N>h or <N>d")

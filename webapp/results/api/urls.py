@@ -1,0 +1,24 @@
+from django.urls import path, re_path
+from rest_framework.routers import DefaultRouter
+
+from results.api import views
+
+router = DefaultRouter()
+router.register("measurements", views.MeasurementViewSet)
+router.register("nodes", views.NodeViewSet)
+router.register("campaigns", views.CampaignViewSet)
+
+urlpatterns = [
+    *router.urls,
+    path(
+        "throughput-vs-latency/",
+        views.ThroughputVsLatencyView.as_view(),
+        name="throughput-vs-latency",
+    ),
+    path("stream-comparison/", views.StreamComparisonView.as_view(), name="stream-comparison"),
+]
+
+maddash_urlpatterns = [
+    re_path(r"^grids/?$", views.MaddashGridListView.as_view(), name="maddash-grids"),
+    re_path(r"^grids/(?P<name>[^/]+)/?$", views.MaddashGridView.as_view(), name="maddash-grid"),
+]

@@ -1,0 +1,226 @@
+"""API views: thin; validation in serializers, writes in services, reads in selectors."""
+
+from django.db.models import Count, IntegerField, OuterRef, Subquery
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.exceptions import NotFound
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from results import maddash, selectors, services
+from results.api import serializers as s
+from results.api.csv_rows import MEASUREMENT_COLUMNS, TRANSFER_COLUMNS, stream_csv
+from results.api.renderers import CSVRenderer
+from results.filtersets import CampaignFilterSet, MeasurementFilterSet, NodeFilterSet
+from results.models import Campaign, Measurement, Node, Transfer
+
+
+def _count(model, field: str) -> Subquery:
+    """A correlated COUNT, so lists are annotated in one query rather than looped."""
+    return Subquery(
+        model.objects.filter(**{field: OuterRef("pk")})
+        .order_by()
+        .values(field)
+        .annotate(n=Count("*"))
+        .values("n"),
+        output_field=IntegerField(),
+    )
+
+
+EXPAND = OpenApiParameter("expand", str, enum=["transfers"], description="Nest the transfers")
+ROWS = OpenApiParameter(
+    "rows",
+    str,
+    enum=["measurements", "transfers"],
+    description="With format=csv: one row per measurement or per transfer",
+)
+
+
+@extend_schema(parameters=[EXPAND, ROWS])
+class MeasurementViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """Measurements: ingest (POST one, or a list for bulk) and filtered, paginated reads."""
+
+    queryset = Measurement.objects.select_related("src", "dst", "campaign")
+    serializer_class = s.MeasurementSerializer
+    filterset_class = MeasurementFilterSet
+    lookup_field = "uuid"
+    renderer_classes = [*APIView.renderer_classes, CSVRenderer]
+
+    def _expand(self) -> bool:
+        return self.request.query_params.get("expand") == "transfers"
+
+    def get_queryset(self):
+        queryset = super().get_queryset()
+        if self.action == "retrieve" or self._expand():
+            queryset = queryset.prefetch_related("transfers")
+        return queryset
+
+    def get_serializer(self, *args, **kwargs):
+        kwargs.setdefault("expand_transfers", self.action == "retrieve" or self._expand())
+        return super().get_serializer(*args, **kwargs)
+
+    def list(self, request: Request, *args, **kwargs):
+        if request.accepted_renderer.format == "csv":
+            queryset = self.filter_queryset(Measurement.objects.all())
+            if request.query_params.get("rows") == "transfers":
+                rows = Transfer.objects.filter(measurement__in=queryset.values("pk"))
+                return stream_csv(rows, TRANSFER_COLUMNS, "transfers.csv")
+            return stream_csv(queryset, MEASUREMENT_COLUMNS, "measurements.csv")
+        return super().list(request, *args, **kwargs)
+
+    @extend_schema(
+        request=s.MeasurementInSerializer,
+        responses={
+            201: s.MeasurementSerializer,
+            200: OpenApiResponse(s.MeasurementSerializer, "Already stored (same payload)"),
+            207: OpenApiResponse(s.BulkResultSerializer, "Bulk form with some items rejected"),
+            400: OpenApiResponse(description="Field-level validation errors"),
+            409: OpenApiResponse(description="uuid exists with different content"),
+        },
+        description="Ingest one measurement (an object) or many (a JSON list: bulk form).",
+    )
+    def create(self, request: Request, *args, **kwargs):
+        if isinstance(request.data, list):
+            return self._create_many(request.data)
+        incoming = s.MeasurementInSerializer(data=request.data)
+        incoming.is_valid(raise_exception=True)
+        try:
+            result = services.measurement_ingest(payload=incoming.validated_data)
+        except services.MeasurementConflict as conflict:
+            return Response({"uuid": [str(conflict)]}, status=status.HTTP_409_CONFLICT)
+        body = s.MeasurementSerializer(result.measurement, expand_transfers=False).data
+        return Response(body, status=status.HTTP_201_CREATED if result.created else 200)
+
+    def _create_many(self, items: list):
+        results: list[dict] = [{} for _ in items]
+        valid: list[tuple[int, dict]] = []
+        for i, item in enumerate(items):
+            incoming = s.MeasurementInSerializer(data=item)
+            if incoming.is_valid():
+                valid.append((i, incoming.validated_data))
+            else:
+                uuid = item.get("uuid") if isinstance(item, dict) else None
+                results[i] = {
+                    "index": i,
+                    "uuid": uuid if isinstance(uuid, str) else None,
+                    "status": 400,
+                    "errors": incoming.errors,
+                }
+        stored = services.measurements_ingest(payloads=[p for _, p in valid])
+        for (i, payload), outcome in zip(valid, stored, strict=True):
+            entry = {"index": i, "uuid": str(payload["uuid"])}
+            if isinstance(outcome, services.MeasurementConflict):
+                entry.update(status=409, errors={"uuid": [str(outcome)]})
+            else:
+                entry.update(status=201 if outcome.created else 200)
+            results[i] = entry
+        counts = {code: sum(1 for r in results if r["status"] == code) for code in (201, 200)}
+        rejected = len(results) - counts[201] - counts[200]
+        body = {
+            "created": counts[201],
+            "unchanged": counts[200],
+            "rejected": rejected,
+            "results": results,
+        }
+        if rejected:
+            code = status.HTTP_207_MULTI_STATUS if rejected < len(results) or not results else 400
+        else:
+            code = status.HTTP_201_CREATED if counts[201] else status.HTTP_200_OK
+        return Response(body, status=code)
+
+
+class NodeViewSet(viewsets.ReadOnlyModelViewSet):
+    """Nodes with their measurement counts (annotated, one query per page)."""
+
+    queryset = Node.objects.annotate(
+        measurements_as_src_count=_count(Measurement, "src"),
+        measurements_as_dst_count=_count(Measurement, "dst"),
+    )
+    serializer_class = s.NodeSerializer
+    filterset_class = NodeFilterSet
+    lookup_field = "name"
+    lookup_value_regex = "[^/]+"
+
+
+class CampaignViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """Campaigns; POST asks for a campaign now (pending), PATCH reports its progress."""
+
+    queryset = Campaign.objects.annotate(measurement_count=_count(Measurement, "campaign"))
+    serializer_class = s.CampaignSerializer
+    filterset_class = CampaignFilterSet
+    lookup_field = "uuid"
+
+    @extend_schema(request=s.CampaignCreateSerializer, responses={201: s.CampaignSerializer})
+    def create(self, request: Request):
+        incoming = s.CampaignCreateSerializer(data=request.data)
+        incoming.is_valid(raise_exception=True)
+        campaign = services.campaign_request(**incoming.validated_data)
+        campaign.measurement_count = 0
+        return Response(s.CampaignSerializer(campaign).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=s.CampaignUpdateSerializer, responses={200: s.CampaignSerializer})
+    def partial_update(self, request: Request, uuid=None):
+        campaign = self.get_object()
+        incoming = s.CampaignUpdateSerializer(instance=campaign, data=request.data)
+        incoming.is_valid(raise_exception=True)
+        services.campaign_update(campaign=campaign, **incoming.validated_data)
+        campaign.measurement_count = getattr(campaign, "measurement_count", 0)
+        return Response(s.CampaignSerializer(campaign).data)
+
+
+def _query(serializer_class, request: Request) -> dict:
+    query = serializer_class(data=request.query_params)
+    query.is_valid(raise_exception=True)
+    return query.validated_data
+
+
+class ThroughputVsLatencyView(APIView):
+    """Per pair: mean throughput vs mean RTT over a window, and a least-squares fit per protocol."""
+
+    @extend_schema(
+        parameters=[s.ThroughputVsLatencyQuerySerializer], responses=s.ThroughputVsLatencySerializer
+    )
+    def get(self, request: Request) -> Response:
+        return Response(
+            selectors.throughput_vs_latency(**_query(s.ThroughputVsLatencyQuerySerializer, request))
+        )
+
+
+class StreamComparisonView(APIView):
+    """Per pair: 1-stream vs multi-stream mean throughput over a window."""
+
+    @extend_schema(
+        parameters=[s.StreamComparisonQuerySerializer], responses=s.StreamComparisonSerializer
+    )
+    def get(self, request: Request) -> Response:
+        return Response(
+            selectors.stream_comparison(**_query(s.StreamComparisonQuerySerializer, request))
+        )
+
+
+class MaddashGridListView(APIView):
+    """MaDDash's grid list: one grid per protocol with results."""
+
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    def get(self, request: Request) -> Response:
+        return Response(
+            {
+                "grids": [
+                    {"name": n, "uri": f"/maddash/grids/{n}"} for n in maddash.maddash_grid_names()
+                ]
+            }
+        )
+
+
+class MaddashGridView(APIView):
+    """One grid in MaDDash's JSON shape."""
+
+    @extend_schema(parameters=[s.MaddashWindowQuerySerializer], responses=OpenApiTypes.OBJECT)
+    def get(self, request: Request, name: str) -> Response:
+        window = _query(s.MaddashWindowQuerySerializer, request)["window"]
+        try:
+            return Response(maddash.maddash_grid(name=name, window=window))
+        except maddash.UnknownGrid as exc:
+            raise NotFound(str(exc)) from exc

@@ -1,0 +1,38 @@
+"""The vocabularies of a measurement, as DESIGN.md names them."""
+
+from django.db import models
+
+
+class Protocol(models.TextChoices):
+    HTTPS = "https", "HTTPS (XRootD WebDAV COPY)"
+    GRIDFTP = "gridftp", "GridFTP"
+    ROOT = "root", "XRootD root:// TPC"
+
+
+class Trigger(models.TextChoices):
+    SCHEDULE = "schedule", "Scheduled"
+    MANUAL = "manual", "Manual (run now)"
+    CLI = "cli", "Command line"
+
+
+class CampaignState(models.TextChoices):
+    PENDING = "pending", "Pending"
+    RUNNING = "running", "Running"
+    FINISHED = "finished", "Finished"
+    INTERRUPTED = "interrupted", "Interrupted"
+    FAILED = "failed", "Failed"
+
+
+class Outcome(models.TextChoices):
+    SUCCESS = "success", "Success"
+    FAILURE = "failure", "Failure"
+
+
+class ErrorClass(models.TextChoices):
+    CONNECT = "connect", "Connection"
+    TLS = "tls", "TLS"
+    AUTH = "auth", "Authentication/authorisation"
+    NOT_FOUND = "not-found", "Not found"
+    REMOTE_FAILURE = "remote-failure", "Remote failure"
+    TIMEOUT = "timeout", "Timeout"
+    KILLED = "killed", "Killed"

@@ -1,0 +1,47 @@
+"""Query filters of the list endpoints (django-filter): invalid values answer 400 naming them."""
+
+import django_filters
+from django import forms
+
+from results.choices import CampaignState, Protocol, Trigger
+from results.models import Campaign, Measurement, Node
+
+
+class IntegerFilter(django_filters.NumberFilter):
+    field_class = forms.IntegerField
+
+
+class MeasurementFilterSet(django_filters.FilterSet):
+    src = django_filters.CharFilter(field_name="src__name", help_text="Source node name")
+    dst = django_filters.CharFilter(field_name="dst__name", help_text="Destination node name")
+    protocol = django_filters.ChoiceFilter(choices=Protocol.choices)
+    streams = IntegerFilter(field_name="streams", min_value=1, max_value=1024)
+    since = django_filters.IsoDateTimeFilter(
+        field_name="started", lookup_expr="gte", help_text="Started at or after (ISO 8601)"
+    )
+    until = django_filters.IsoDateTimeFilter(
+        field_name="started", lookup_expr="lt", help_text="Started before (ISO 8601)"
+    )
+    campaign = django_filters.UUIDFilter(field_name="campaign__uuid", help_text="Campaign uuid")
+
+    class Meta:
+        model = Measurement
+        fields = ["src", "dst", "protocol", "streams", "since", "until", "campaign"]
+
+
+class CampaignFilterSet(django_filters.FilterSet):
+    state = django_filters.ChoiceFilter(choices=CampaignState.choices)
+    trigger = django_filters.ChoiceFilter(choices=Trigger.choices)
+
+    class Meta:
+        model = Campaign
+        fields = ["state", "trigger"]
+
+
+class NodeFilterSet(django_filters.FilterSet):
+    site = django_filters.CharFilter()
+    name = django_filters.CharFilter()
+
+    class Meta:
+        model = Node
+        fields = ["site", "name"]

@@ -1,0 +1,204 @@
+"""The results database: nodes, campaigns, measurements and their transfers, grid thresholds."""
+
+import uuid as uuid_lib
+
+from django.db import models
+from django.db.models import F, Q
+
+from results.choices import CampaignState, ErrorClass, Outcome, Protocol, Trigger
+
+
+class Node(models.Model):
+    """A storage server under test (one per 100 Gbps Kubernetes node, or one lab server)."""
+
+    name = models.CharField(max_length=253, unique=True)
+    address = models.CharField(max_length=255, blank=True, default="")
+    site = models.CharField(max_length=100, blank=True, default="")
+    labels = models.JSONField(default=dict, blank=True)
+    first_seen = models.DateTimeField(auto_now_add=True)
+    last_seen = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Campaign(models.Model):
+    """One sweep over every ordered pair, protocol and stream setting."""
+
+    uuid = models.UUIDField(unique=True, default=uuid_lib.uuid4, editable=False)
+    trigger = models.CharField(max_length=16, choices=Trigger.choices, default=Trigger.SCHEDULE)
+    schedule = models.CharField(max_length=100, blank=True, default="")
+    started = models.DateTimeField(null=True, blank=True)
+    finished = models.DateTimeField(null=True, blank=True)
+    state = models.CharField(
+        max_length=16, choices=CampaignState.choices, default=CampaignState.PENDING
+    )
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                name="campaign_finished_after_started",
+                condition=Q(finished__isnull=True)
+                | Q(started__isnull=True)
+                | Q(finished__gte=F("started")),
+            ),
+        ]
+        indexes = [models.Index(fields=["state", "-finished"], name="campaign_state_finished")]
+
+    def __str__(self) -> str:
+        return f"{self.uuid} ({self.state})"
+
+
+class Measurement(models.Model):
+    """K concurrent TPC transfers of one file from src to dst with one protocol and stream count.
+
+    throughput_gbps, makespan_gbps, succeeded and failed are derived from the transfers by the
+    server (services.measurement_ingest); clients' figures are not trusted.
+    """
+
+    uuid = models.UUIDField(unique=True)
+    campaign = models.ForeignKey(
+        Campaign, on_delete=models.SET_NULL, null=True, blank=True, related_name="measurements"
+    )
+    src = models.ForeignKey(Node, on_delete=models.PROTECT, related_name="measurements_as_src")
+    dst = models.ForeignKey(Node, on_delete=models.PROTECT, related_name="measurements_as_dst")
+    protocol = models.CharField(max_length=16, choices=Protocol.choices)
+    streams = models.PositiveIntegerField()
+    # K; the name "transfers" is the related manager of Transfer rows.
+    transfer_count = models.PositiveIntegerField()
+    file_size = models.BigIntegerField()
+    rtt_ms = models.FloatField(null=True, blank=True)
+    throughput_gbps = models.FloatField(null=True, blank=True)
+    makespan_gbps = models.FloatField(null=True, blank=True)
+    succeeded = models.PositiveIntegerField(default=0)
+    failed = models.PositiveIntegerField(default=0)
+    started = models.DateTimeField()
+    finished = models.DateTimeField()
+    # sha256 of the canonical payload: tells a retry (200) from a conflicting re-use (409).
+    payload_sha256 = models.CharField(max_length=64, editable=False)
+    received = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-started", "-id"]
+        constraints = [
+            models.CheckConstraint(name="measurement_src_not_dst", condition=~Q(src=F("dst"))),
+            models.CheckConstraint(
+                name="measurement_finished_after_started", condition=Q(finished__gte=F("started"))
+            ),
+            models.CheckConstraint(
+                name="measurement_streams_positive", condition=Q(streams__gte=1)
+            ),
+            models.CheckConstraint(
+                name="measurement_file_size_positive", condition=Q(file_size__gt=0)
+            ),
+            models.CheckConstraint(
+                name="measurement_rtt_not_negative",
+                condition=Q(rtt_ms__isnull=True) | Q(rtt_ms__gte=0),
+            ),
+        ]
+        indexes = [
+            # Windowed aggregates (grid, latency plot, stream comparison) scan only this index.
+            models.Index(
+                fields=["protocol", "started"],
+                name="measurement_protocol_started",
+                include=[
+                    "src",
+                    "dst",
+                    "streams",
+                    "throughput_gbps",
+                    "rtt_ms",
+                    "succeeded",
+                    "failed",
+                    "finished",
+                ],
+            ),
+            models.Index(
+                fields=["campaign", "protocol"],
+                name="measurement_campaign_protocol",
+                include=[
+                    "src",
+                    "dst",
+                    "streams",
+                    "throughput_gbps",
+                    "rtt_ms",
+                    "succeeded",
+                    "failed",
+                    "finished",
+                ],
+            ),
+            models.Index(fields=["src", "dst", "started"], name="measurement_pair_started"),
+            models.Index(fields=["started"], name="measurement_started"),
+        ]
+
+    def __str__(self) -> str:
+        when = f"{self.started:%Y-%m-%d %H:%M}"
+        return f"{self.src_id}->{self.dst_id} {self.protocol}x{self.streams} {when}"
+
+
+class Transfer(models.Model):
+    """One of the K transfers of a measurement: its own timing, bytes and outcome."""
+
+    measurement = models.ForeignKey(Measurement, on_delete=models.CASCADE, related_name="transfers")
+    index = models.PositiveIntegerField()
+    start = models.DateTimeField()
+    end = models.DateTimeField()
+    bytes = models.BigIntegerField()
+    outcome = models.CharField(max_length=16, choices=Outcome.choices)
+    error_class = models.CharField(max_length=16, choices=ErrorClass.choices, null=True, blank=True)
+    message = models.TextField(blank=True, default="")
+
+    class Meta:
+        ordering = ["measurement", "index"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["measurement", "index"], name="transfer_unique_measurement_index"
+            ),
+            models.CheckConstraint(
+                name="transfer_end_after_start", condition=Q(end__gte=F("start"))
+            ),
+            models.CheckConstraint(name="transfer_bytes_not_negative", condition=Q(bytes__gte=0)),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.measurement_id}#{self.index} {self.outcome}"
+
+
+class Threshold(models.Model):
+    """Grid colour thresholds for a protocol, optionally for one source and/or destination.
+
+    The most specific row wins: (src, dst) over src-only or dst-only over protocol-wide; without
+    any row the settings' defaults apply (OK >= 30 Gbps, WARNING >= 10 Gbps).
+    """
+
+    protocol = models.CharField(max_length=16, choices=Protocol.choices)
+    src = models.ForeignKey(
+        Node, on_delete=models.CASCADE, null=True, blank=True, related_name="thresholds_as_src"
+    )
+    dst = models.ForeignKey(
+        Node, on_delete=models.CASCADE, null=True, blank=True, related_name="thresholds_as_dst"
+    )
+    ok_gbps = models.FloatField()
+    warning_gbps = models.FloatField()
+
+    class Meta:
+        ordering = ["protocol", "src__name", "dst__name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["protocol", "src", "dst"],
+                name="threshold_unique_protocol_src_dst",
+                nulls_distinct=False,
+            ),
+            models.CheckConstraint(
+                name="threshold_ok_above_warning",
+                condition=Q(ok_gbps__gte=F("warning_gbps")) & Q(warning_gbps__gte=0),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        scope = f"{self.src or '*'}->{self.dst or '*'}"
+        return f"{self.protocol} {scope}: OK>={self.ok_gbps} WARNING>={self.warning_gbps}"

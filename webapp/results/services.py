@@ -1,0 +1,329 @@
+"""Writes: ingest of measurements (single and bulk), campaigns created or updated.
+
+Derived figures are recomputed here from the transfers, never taken from the client:
+  throughput = K_ok * S * 8 / mean(duration of successful transfers) / 1e9   (Gbit/s)
+  makespan   = K_ok * S * 8 / (last end - first start of successful transfers) / 1e9
+both None when no transfer succeeded.
+"""
+
+import hashlib
+import json
+import uuid as uuid_lib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from results.choices import CampaignState, Outcome, Trigger
+from results.models import Campaign, Measurement, Node, Transfer
+
+
+class MeasurementConflict(Exception):
+    """A measurement with this uuid exists with different content."""
+
+
+@dataclass(frozen=True)
+class DerivedFigures:
+    throughput_gbps: float | None
+    makespan_gbps: float | None
+    succeeded: int
+    failed: int
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    measurement: Measurement
+    created: bool
+
+
+def derived_figures(*, file_size: int, transfers: Sequence[dict]) -> DerivedFigures:
+    """The paper's throughput and the makespan throughput from the successful transfers."""
+    ok = [t for t in transfers if t["outcome"] == Outcome.SUCCESS]
+    failed = len(transfers) - len(ok)
+    if not ok:
+        return DerivedFigures(None, None, 0, failed)
+    bits = len(ok) * file_size * 8
+    mean_duration = sum((t["end"] - t["start"]).total_seconds() for t in ok) / len(ok)
+    span = (max(t["end"] for t in ok) - min(t["start"] for t in ok)).total_seconds()
+    throughput = bits / mean_duration / 1e9 if mean_duration > 0 else None
+    makespan = bits / span / 1e9 if span > 0 else None
+    return DerivedFigures(throughput, makespan, len(ok), failed)
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat()
+
+
+def payload_fingerprint(payload: dict) -> str:
+    """sha256 of what we store from a payload (the client's derived figures are ignored)."""
+    canonical = {
+        "uuid": str(payload["uuid"]),
+        "campaign": str(payload["campaign"]) if payload.get("campaign") else None,
+        "src": payload["src"],
+        "dst": payload["dst"],
+        "protocol": payload["protocol"],
+        "streams": payload["streams"],
+        "file_size": payload["file_size"],
+        "rtt_ms": payload.get("rtt_ms"),
+        "started": _iso(payload["started"]),
+        "finished": _iso(payload["finished"]),
+        "transfers": [
+            [
+                t["index"],
+                _iso(t["start"]),
+                _iso(t["end"]),
+                t["bytes"],
+                t["outcome"],
+                t.get("error_class"),
+                t.get("message", ""),
+            ]
+            for t in sorted(payload["transfers"], key=lambda t: t["index"])
+        ],
+    }
+    text = json.dumps(canonical, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def nodes_ensure(*, names: Iterable[str]) -> dict[str, int]:
+    """Node ids by name, creating unknown nodes; every named node's last_seen becomes now."""
+    now = timezone.now()
+    # Sorted inserts keep concurrent ingests from deadlocking on the unique name index.
+    nodes = [Node(name=n, first_seen=now, last_seen=now) for n in sorted(set(names))]
+    Node.objects.bulk_create(
+        nodes, update_conflicts=True, unique_fields=["name"], update_fields=["last_seen"]
+    )
+    if any(n.pk is None for n in nodes):  # backends that cannot return ids on upsert
+        return dict(Node.objects.filter(name__in=[n.name for n in nodes]).values_list("name", "id"))
+    return {n.name: n.pk for n in nodes}
+
+
+def campaigns_ensure(*, first_seen: dict[uuid_lib.UUID, datetime]) -> dict[uuid_lib.UUID, int]:
+    """Campaign ids by uuid; a uuid seen for the first time becomes a running 'cli' campaign."""
+    if not first_seen:
+        return {}
+    known = dict(Campaign.objects.filter(uuid__in=first_seen).values_list("uuid", "id"))
+    missing = [
+        Campaign(uuid=u, trigger=Trigger.CLI, state=CampaignState.RUNNING, started=started)
+        for u, started in first_seen.items()
+        if u not in known
+    ]
+    if missing:
+        Campaign.objects.bulk_create(missing, ignore_conflicts=True)
+        known = dict(Campaign.objects.filter(uuid__in=first_seen).values_list("uuid", "id"))
+    return known
+
+
+def _store(
+    *,
+    payload: dict,
+    fingerprint: str,
+    node_ids: dict[str, int],
+    campaign_ids: dict[uuid_lib.UUID, int],
+) -> Measurement:
+    figures = derived_figures(file_size=payload["file_size"], transfers=payload["transfers"])
+    campaign = payload.get("campaign")
+    measurement = Measurement.objects.create(
+        uuid=payload["uuid"],
+        campaign_id=campaign_ids[campaign] if campaign else None,
+        src_id=node_ids[payload["src"]],
+        dst_id=node_ids[payload["dst"]],
+        protocol=payload["protocol"],
+        streams=payload["streams"],
+        transfer_count=len(payload["transfers"]),
+        file_size=payload["file_size"],
+        rtt_ms=payload.get("rtt_ms"),
+        throughput_gbps=figures.throughput_gbps,
+        makespan_gbps=figures.makespan_gbps,
+        succeeded=figures.succeeded,
+        failed=figures.failed,
+        started=payload["started"],
+        finished=payload["finished"],
+        payload_sha256=fingerprint,
+    )
+    Transfer.objects.bulk_create(
+        [
+            Transfer(
+                measurement=measurement,
+                index=t["index"],
+                start=t["start"],
+                end=t["end"],
+                bytes=t["bytes"],
+                outcome=t["outcome"],
+                error_class=t.get("error_class"),
+                message=t.get("message") or "",
+            )
+            for t in payload["transfers"]
+        ]
+    )
+    return measurement
+
+
+def _existing(uuid: uuid_lib.UUID, fingerprint: str) -> Measurement | None:
+    existing = (
+        Measurement.objects.filter(uuid=uuid).select_related("src", "dst", "campaign").first()
+    )
+    if existing is not None and existing.payload_sha256 != fingerprint:
+        raise MeasurementConflict(
+            f"measurement {uuid} already exists with different content; a new measurement "
+            "needs a new uuid"
+        )
+    return existing
+
+
+def measurement_ingest(*, payload: dict) -> IngestResult:
+    """Store one validated measurement payload; the same payload again creates nothing.
+
+    Raises MeasurementConflict when the uuid exists with different content.
+    """
+    result = measurements_ingest(payloads=[payload])[0]
+    if isinstance(result, MeasurementConflict):
+        raise result
+    return result
+
+
+def measurements_ingest(*, payloads: Sequence[dict]) -> list[IngestResult | MeasurementConflict]:
+    """Store validated payloads, one transaction each; per item an IngestResult or the conflict.
+
+    Nodes, campaigns and already-stored uuids are looked up once for the whole batch.
+    """
+    fingerprints = [payload_fingerprint(p) for p in payloads]
+    stored = {
+        m.uuid: m
+        for m in Measurement.objects.filter(uuid__in=[p["uuid"] for p in payloads]).select_related(
+            "src", "dst", "campaign"
+        )
+    }
+    fresh = [p for p in payloads if p["uuid"] not in stored]
+    node_ids = nodes_ensure(names=[n for p in fresh for n in (p["src"], p["dst"])]) if fresh else {}
+    first_seen: dict[uuid_lib.UUID, datetime] = {}
+    for p in fresh:
+        if p.get("campaign"):
+            first_seen.setdefault(p["campaign"], p["started"])
+    campaign_ids = campaigns_ensure(first_seen=first_seen)
+
+    results: list[IngestResult | MeasurementConflict] = []
+    for payload, fingerprint in zip(payloads, fingerprints, strict=True):
+        uuid = payload["uuid"]
+        previous = stored.get(uuid)
+        if previous is not None:
+            if previous.payload_sha256 != fingerprint:
+                results.append(
+                    MeasurementConflict(
+                        f"measurement {uuid} already exists with different content; a new "
+                        "measurement needs a new uuid"
+                    )
+                )
+            else:
+                results.append(IngestResult(previous, created=False))
+            continue
+        try:
+            with transaction.atomic():
+                measurement = _store(
+                    payload=payload,
+                    fingerprint=fingerprint,
+                    node_ids=node_ids,
+                    campaign_ids=campaign_ids,
+                )
+        except IntegrityError:
+            # Lost a race with a concurrent ingest of the same uuid: answer as for a retry.
+            try:
+                existing = _existing(uuid, fingerprint)
+            except MeasurementConflict as conflict:
+                results.append(conflict)
+                continue
+            if existing is None:
+                raise
+            results.append(IngestResult(existing, created=False))
+            continue
+        stored[uuid] = measurement  # the same uuid later in this batch is a retry
+        results.append(IngestResult(measurement, created=True))
+    return results
+
+
+def campaign_request(*, schedule: str = "", trigger: str = Trigger.MANUAL) -> Campaign:
+    """A pending campaign: the 'run now' request the orchestrator polls for."""
+    return Campaign.objects.create(trigger=trigger, schedule=schedule, state=CampaignState.PENDING)
+
+
+def campaign_update(
+    *,
+    campaign: Campaign,
+    state: str | None = None,
+    started: datetime | None = None,
+    finished: datetime | None = None,
+    schedule: str | None = None,
+) -> Campaign:
+    """Orchestrator progress: state and times; a finished campaign gets a finish time."""
+    fields = []
+    for name, value in (
+        ("state", state),
+        ("started", started),
+        ("finished", finished),
+        ("schedule", schedule),
+    ):
+        if value is not None:
+            setattr(campaign, name, value)
+            fields.append(name)
+    now = timezone.now()
+    if state == CampaignState.RUNNING and campaign.started is None:
+        campaign.started = now
+        fields.append("started")
+    if (
+        state in {CampaignState.FINISHED, CampaignState.FAILED, CampaignState.INTERRUPTED}
+        and campaign.finished is None
+    ):
+        campaign.finished = max(now, campaign.started or now)
+        fields.append("finished")
+    if fields:
+        campaign.save(update_fields=sorted(set(fields)))
+    return campaign
+
+
+REPORTERS_GROUP = "tpcbench-reporters"
+REPORTER_PERMISSIONS = ["add_measurement", "add_campaign", "change_campaign"]
+
+
+def reporter_ensure(*, name: str):
+    """A user allowed to report measurements and run campaigns (no password: token only)."""
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Group, Permission
+
+    group, _ = Group.objects.get_or_create(name=REPORTERS_GROUP)
+    group.permissions.set(
+        Permission.objects.filter(
+            content_type__app_label="results", codename__in=REPORTER_PERMISSIONS
+        )
+    )
+    user, created = get_user_model().objects.get_or_create(username=name)
+    if created:
+        user.set_unusable_password()
+        user.save(update_fields=["password"])
+    user.groups.add(group)
+    return user
+
+
+def api_token_create(*, name: str) -> str:
+    """A new API token for reporter `name` (any earlier token of that user stops working)."""
+    from rest_framework.authtoken.models import Token
+
+    user = reporter_ensure(name=name)
+    Token.objects.filter(user=user).delete()
+    return Token.objects.create(user=user).key
+
+
+def api_token_ensure(*, name: str, key: str) -> bool:
+    """Make `key` the token of reporter `name` (a token from a Secret); True if it changed."""
+    from rest_framework.authtoken.models import Token
+
+    if not 20 <= len(key) <= 40 or not key.isascii() or not key.isalnum():
+        raise ValueError("an API token is 20 to 40 ASCII letters and digits")
+    user = reporter_ensure(name=name)
+    if Token.objects.filter(user=user, key=key).exists():
+        return False
+    if Token.objects.filter(key=key).exclude(user=user).exists():
+        raise ValueError("that token already belongs to another user")
+    Token.objects.filter(user=user).delete()
+    Token.objects.create(user=user, key=key)
+    return True

@@ -1,0 +1,1 @@
+"""Django project of the tpc-bench web app: settings, root URLs, WSGI entry point."""
