@@ -131,6 +131,14 @@ class Reporter:
                 campaign_failed = campaign_failed or item.kind == "campaign"
         return result
 
+    def api_get(self, path: str, params: dict[str, str] | None = None) -> Any:
+        """GET a JSON document from the webapp with the same token (raises on failure)."""
+        if self._client is None or self.url is None:
+            raise RuntimeError("no webapp URL configured")
+        response = self._client.get(f"{self.url}{path}", params=params)
+        response.raise_for_status()
+        return response.json()
+
     # -- background re-sender (rucio daemon shape) ---------------------------------------
 
     def run(self, once: bool = False, stop: threading.Event | None = None) -> None:

@@ -1,0 +1,90 @@
+"""From settings to what a campaign needs: a discovery backend, client credentials, a size,
+a spool and a reporter. Shared by `tpcbench campaign run` and `tpcbench orchestrator`."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from orchestrator.discovery import make_discovery
+from orchestrator.endpoints import ClientCredentials
+from orchestrator.errors import UserError
+from orchestrator.paths import tpcbench_home
+from orchestrator.reporter import Reporter, load_token
+from orchestrator.settings import Settings
+from orchestrator.spool import Spool, default_spool_dir
+
+
+@dataclass
+class CampaignContext:
+    discovery: Any
+    creds: ClientCredentials
+    file_size: int
+
+
+def build_context(settings: Settings) -> CampaignContext:
+    """Discovery and credentials for the configured backend.
+
+    The lab's nodes hold a source file of the lab's size only, so with lab discovery the
+    file size defaults to the lab's (an explicit setting still wins).
+    """
+    if settings.discovery == "lab":
+        from orchestrator.lab.inventory import inventory_path, load_inventory
+
+        path = Path(settings.inventory) if settings.inventory else inventory_path()
+        inventory = load_inventory(path)
+        file_size = settings.file_size
+        if "file_size" not in settings.sources:
+            file_size = inventory.file_size
+        return CampaignContext(make_discovery("lab", inventory=path), inventory.client, file_size)
+    if settings.discovery == "kubernetes":
+        missing = [
+            name for name in ("client_cert", "client_key", "certdir") if not getattr(settings, name)
+        ]
+        if missing:
+            flags = ", ".join(f"--{m.replace('_', '-')}" for m in missing)
+            raise UserError(f"kubernetes discovery needs the client credentials: {flags}")
+        creds = ClientCredentials(
+            cert=Path(settings.client_cert or ""),
+            key=Path(settings.client_key or ""),
+            certdir=Path(settings.certdir or ""),
+        )
+        discovery = make_discovery("kubernetes", namespace=settings.namespace)
+        return CampaignContext(discovery, creds, settings.file_size)
+    make_discovery(settings.discovery)  # an unknown backend: a UserError naming the known ones
+    raise UserError(f"campaigns cannot use the {settings.discovery!r} discovery backend")
+
+
+def build_reporter(settings: Settings, **options: Any) -> Reporter:
+    spool = Spool(Path(settings.spool_dir) if settings.spool_dir else default_spool_dir())
+    token = load_token(settings.token_file)
+    if settings.report_to and not token:
+        raise UserError(
+            "--report-to needs an API token: set TPCBENCH_API_TOKEN or pass --token-file "
+            "(create one with: python webapp/manage.py create_api_token orchestrator)"
+        )
+    return Reporter(spool, settings.report_to, token, **options)
+
+
+@contextmanager
+def campaign_lock(home: Path | None = None) -> Iterator[None]:
+    """Never two campaigns at once on this machine (the service and `campaign run` alike)."""
+    path = (home or tpcbench_home()) / "campaign.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "another process"
+            raise UserError(f"a campaign is already running (pid {holder})") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield
+    finally:
+        os.close(fd)

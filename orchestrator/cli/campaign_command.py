@@ -1,0 +1,161 @@
+"""`tpcbench campaign run`: one campaign now, with a progress bar and a summary table."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from orchestrator.campaign import (
+    CampaignProgress,
+    CampaignResult,
+    recover_interrupted,
+    run_campaign,
+)
+from orchestrator.campaign_context import build_context, build_reporter, campaign_lock
+from orchestrator.cli.campaign_options import add_campaign_flags, settings_from_args
+from orchestrator.sizes import format_size
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("campaign", help="run a campaign: every pair, now")
+    actions = parser.add_subparsers(dest="campaign_action", metavar="ACTION")
+    actions.required = True
+    run = actions.add_parser(
+        "run",
+        help="measure every ordered pair of nodes x protocols x stream settings",
+        description="Discover the nodes, measure every ordered pair (never a node in two "
+        "measurements at once), report each result to the webapp through the durable spool.",
+    )
+    add_campaign_flags(run)
+    run.set_defaults(func=campaign_run)
+
+
+@contextlib.contextmanager
+def stop_on_signals(stop: threading.Event) -> Iterator[None]:
+    """SIGTERM / first Ctrl-C: start no new measurement; a second Ctrl-C aborts."""
+    previous = {}
+
+    def handler(signum: int, frame: object) -> None:
+        if stop.is_set() and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        stop.set()
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        previous[signum] = signal.signal(signum, handler)
+    try:
+        yield
+    finally:
+        for signum, old in previous.items():
+            signal.signal(signum, old)
+
+
+def campaign_run(args: argparse.Namespace) -> int:
+    settings = settings_from_args(args)
+    context = build_context(settings)
+    reporter = build_reporter(settings)
+    console = Console(stderr=True)
+    stop = threading.Event()
+    bar = Progress(
+        TextColumn("[bold]campaign[/bold] {task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("measurements, {task.fields[pairs]} pairs"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=console,
+        refresh_per_second=2,
+    )
+    task = bar.add_task("starting", total=None, pairs="0/?")
+    pair_total: dict[tuple[str, str], int] = {}
+    pair_done: dict[tuple[str, str], int] = {}
+    per_pair = len(settings.protocols) * len(settings.streams)
+
+    def progress(update: CampaignProgress) -> None:
+        last = update.last or {}
+        pair = (last.get("src", ""), last.get("dst", ""))
+        pair_done[pair] = pair_done.get(pair, 0) + 1
+        if pair_done[pair] == per_pair:
+            pair_total[pair] = 1
+        pairs = update.total // per_pair if per_pair else 0
+        bar.update(
+            task,
+            completed=update.done,
+            total=update.total,
+            description=f"{last.get('src')} -> {last.get('dst')} {last.get('protocol')}",
+            pairs=f"{len(pair_total)}/{pairs}",
+        )
+
+    with campaign_lock(), stop_on_signals(stop):
+        recover_interrupted(reporter)
+        reporter.start()
+        try:
+            with bar:
+                result = run_campaign(
+                    context.discovery,
+                    protocols=settings.protocols,
+                    streams=settings.streams,
+                    transfers=settings.transfers,
+                    file_size=context.file_size,
+                    max_parallel_pairs=settings.max_parallel_pairs,
+                    reporter=reporter,
+                    creds=context.creds,
+                    progress=progress,
+                    stop=stop,
+                    trigger="cli",
+                    measure_options={"timeout": settings.transfer_timeout},
+                )
+        finally:
+            reporter.close(flush_timeout=10.0)
+    Console().print(summary_table(result, context.file_size, settings.transfers))
+    unsent = reporter.spool.depth()
+    where = settings.report_to or "no webapp (--report-to not given)"
+    console.print(
+        f"campaign {result.uuid} {result.state}: {result.ok} ok, {result.failed} failed of "
+        f"{result.total}; reported to {where}; {unsent} measurement(s) wait in the spool "
+        f"{reporter.spool.directory}"
+    )
+    if result.message:
+        console.print(f"[red]{result.message}[/red]")
+    return 0 if result.state == "finished" and result.failed == 0 else 1
+
+
+def summary_table(result: CampaignResult, file_size: int, transfers: int) -> Table:
+    table = Table(
+        title=f"campaign {result.uuid} ({result.state}): {len(result.nodes)} nodes, "
+        f"{transfers} x {format_size(file_size)} per measurement"
+    )
+    for column in ("src", "dst", "protocol", "streams", "Gbit/s", "RTT ms", "ok/failed", "error"):
+        table.add_column(column, overflow="fold")
+    order = sorted(result.measurements, key=lambda m: (m["src"], m["dst"], m["protocol"]))
+    for m in order:
+        errors = sorted({t["error_class"] for t in m["transfers"] if t["error_class"]})
+        first_message = next((t["message"] for t in m["transfers"] if t["message"]), "")
+        rtt = f"{m['rtt_ms']:.3f}" if m.get("rtt_ms") is not None else "n/a"
+        table.add_row(
+            m["src"],
+            m["dst"],
+            m["protocol"],
+            str(m["streams"]),
+            f"{m['throughput_gbps']:.3f}",
+            rtt,
+            f"{m['succeeded']}/{m['failed']}",
+            (", ".join(errors) + (f": {first_message[:80]}" if first_message else ""))
+            if errors
+            else "",
+        )
+    return table

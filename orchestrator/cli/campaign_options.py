@@ -1,0 +1,45 @@
+"""Flags shared by `tpcbench campaign run` and `tpcbench orchestrator`.
+
+Every flag defaults to None, so `load_settings` can tell a given flag (it wins) from one
+left to the config file, the environment or the built-in default.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from orchestrator.settings import PARSERS, load_settings
+
+CAMPAIGN_FLAGS: tuple[tuple[str, str], ...] = (
+    ("--protocols", "comma-separated protocols (default https,gridftp)"),
+    ("--streams", "comma-separated stream counts, in order (default 8,1)"),
+    ("--transfers", "concurrent transfers per measurement, K (default 11)"),
+    ("--file-size", "bytes per transfer: 1GiB, 16MiB, 1073741824 (default: the lab's, or 1GiB)"),
+    ("--max-parallel-pairs", "node-disjoint measurements at once (default 1, the paper's)"),
+    ("--transfer-timeout", "seconds (or 30m, 1h) before one transfer is given up (default 1h)"),
+    ("--discovery", "where the nodes come from: lab or kubernetes (default lab)"),
+    ("--inventory", "lab inventory file (default: the running lab's)"),
+    ("--namespace", "kubernetes namespace of the server pods"),
+    ("--client-cert", "client certificate for the transfers (kubernetes discovery)"),
+    ("--client-key", "client key (kubernetes discovery)"),
+    ("--certdir", "CA directory (kubernetes discovery)"),
+    ("--report-to", "webapp URL to POST measurements to, e.g. http://127.0.0.1:8000"),
+    ("--token-file", "file holding the API token (else $TPCBENCH_API_TOKEN)"),
+    ("--spool-dir", "durable spool of unsent results (default $TPCBENCH_HOME/spool)"),
+)
+
+
+def add_campaign_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", help="TOML settings file (default $TPCBENCH_HOME/config.toml)")
+    for flag, help_text in CAMPAIGN_FLAGS:
+        parser.add_argument(flag, default=None, help=help_text)
+
+
+def given_flags(args: argparse.Namespace) -> dict[str, Any]:
+    """The settings the user gave on the command line (argparse leaves the rest None)."""
+    return {k: v for k, v in vars(args).items() if k in PARSERS and v is not None}
+
+
+def settings_from_args(args: argparse.Namespace):  # -> Settings
+    return load_settings(given_flags(args), config_path=args.config)
