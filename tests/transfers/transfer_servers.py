@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ca.authority import CertificateAuthority
-from orchestrator.endpoints import ClientCredentials, Endpoint
+from orchestrator.endpoints import ClientCredentials, Endpoint, source_name
 from orchestrator.servers import (
     GridftpSettings,
     XrootdSettings,
@@ -119,9 +119,13 @@ class TwoNodes:
         for node in self.nodes:
             node.stop()
 
+    def server_groups(self) -> set[int]:
+        """Process group ids of every running server (their forks share them)."""
+        return {p.pid for node in self.nodes for p in node.processes.values()}
+
 
 def start_two_nodes(source_sizes: list[int]) -> TwoNodes:
-    """Create a CA, two nodes with their servers running, and random source files."""
+    """Create a CA, two nodes with their servers running, and random source files on the first."""
     base = Path(tempfile.mkdtemp(prefix="tpcbench-transfers-", dir="/dev/shm"))
     base.chmod(0o755)  # the service user must reach the data roots
     user = pwd.getpwnam(SERVICE_USER)
@@ -136,8 +140,9 @@ def start_two_nodes(source_sizes: list[int]) -> TwoNodes:
         host = ca.issue_host(plan.name, ips=[plan.address])
         for path in (home, data, host.cert.parent, host.cert, host.key):
             os.chown(path, user.pw_uid, user.pw_gid)
-        for size in source_sizes:
-            write_random_file(data / f"tpcbench-source-{size}".lstrip("/"), size, user)
+        if not nodes:  # transfers go from the first node to the second
+            for size in source_sizes:
+                write_random_file(data / source_name(size).lstrip("/"), size, user)
         xrootd = XrootdSettings(
             name=plan.name,
             data_root=data,

@@ -1,0 +1,33 @@
+"""Fixtures: two real storage nodes (XRootD + GridFTP each) on loopback, shared by the tests."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+
+import pytest
+from transfer_servers import TwoNodes, start_two_nodes
+
+SMALL = 8 << 20  # the K = 3 correctness transfers
+BIG = 512 << 20  # long enough that "mid-transfer" is a real moment on this machine
+
+
+@pytest.fixture(scope="session")
+def two_nodes() -> Iterator[TwoNodes]:
+    nodes = start_two_nodes([SMALL, BIG])
+    try:
+        yield nodes
+    finally:
+        nodes.stop()
+        shutil.rmtree(nodes.base, ignore_errors=True)
+
+
+@pytest.fixture
+def fresh_destination(two_nodes: TwoNodes) -> Iterator[TwoNodes]:
+    """For tests that kill or stop the destination's servers: restart them afterwards."""
+    yield two_nodes
+    destination = two_nodes.nodes[1]
+    destination.stop()
+    for leftover in destination.data_root.iterdir():
+        leftover.unlink()
+    destination.start()
