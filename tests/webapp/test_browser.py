@@ -1,0 +1,201 @@
+"""The dashboard in a real headless Chromium (Debian's), driven by Playwright.
+
+The test fails if the grid does not render: it counts rows and cells, compares each
+band's computed colour with its status, hovers a cell, follows it to the pair's history
+and checks that every Plotly figure drew its SVG. Screenshots land in a temporary
+directory whose paths are printed (pytest -s shows them).
+"""
+
+from __future__ import annotations
+
+import uuid as uuid_lib
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from dashboard.samples import store
+from django.utils import timezone
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+NODES = [f"node-{i:02d}" for i in range(1, 7)]
+# MaDDash's colour-blind-safe defaults as the browser reports them, by status 0..4.
+STATUS_RGB = {
+    0: "rgb(0, 158, 115)",
+    1: "rgb(240, 228, 66)",
+    2: "rgb(204, 121, 167)",
+    3: "rgb(230, 159, 0)",
+    4: "rgb(86, 180, 233)",
+}
+
+
+def fill_mesh() -> None:
+    """Six nodes; https for every pair (OK, WARNING, CRITICAL, one all-failed, one never run),
+    gridftp for some pairs, and two weeks of history for node-01 -> node-02."""
+    campaign = uuid_lib.uuid4()
+    now = timezone.now().replace(microsecond=0)
+    for i, src in enumerate(NODES):
+        for j, dst in enumerate(NODES):
+            if src == dst or (src, dst) == ("node-06", "node-05"):
+                continue  # node-06 -> node-05 never ran
+            rtt = 5.0 + 7.0 * abs(i - j)
+            multi = 45.0 - 6.0 * abs(i - j)  # OK near, WARNING/CRITICAL far
+            failed = 4 if (src, dst) == ("node-03", "node-01") else 0
+            for streams, gbps in ((8, multi), (1, multi / 3)):
+                store(
+                    src=src,
+                    dst=dst,
+                    protocol="https",
+                    streams=streams,
+                    gbps=gbps,
+                    started=now - timedelta(minutes=30),
+                    failed=failed if streams == 8 else 0,
+                    transfers=4,
+                    rtt_ms=rtt,
+                    campaign=campaign,
+                )
+            if (i + j) % 2:
+                store(
+                    src=src,
+                    dst=dst,
+                    protocol="gridftp",
+                    streams=8,
+                    gbps=multi * 0.8,
+                    started=now - timedelta(minutes=20),
+                    transfers=4,
+                    rtt_ms=rtt,
+                    campaign=campaign,
+                )
+    for day in range(1, 15):
+        for protocol in ("https", "gridftp"):
+            for streams in (8, 1):
+                store(
+                    src="node-01",
+                    dst="node-02",
+                    protocol=protocol,
+                    streams=streams,
+                    gbps=(40.0 if streams == 8 else 14.0)
+                    - day * 0.5
+                    - (5.0 if protocol == "gridftp" else 0.0),
+                    started=now - timedelta(days=day, hours=protocol == "gridftp"),
+                    transfers=4,
+                    rtt_ms=11.0 + day % 3,
+                )
+
+
+@pytest.fixture
+def screenshots(tmp_path: Path) -> Path:
+    directory = tmp_path / "screenshots"
+    directory.mkdir()
+    return directory
+
+
+def test_dashboard_in_chromium(live_server, screenshots):
+    from playwright.sync_api import sync_playwright
+
+    fill_mesh()  # all database work before Playwright starts its event loop
+    errors: list[str] = []
+    saved: list[Path] = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1366, "height": 900})
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+
+        page.goto(f"{live_server.url}/")
+        https = page.locator('table.grid[data-grid="https"]')
+        https.wait_for()
+        n = len(NODES)
+        assert https.locator("tbody tr").count() == n
+        assert https.locator("tbody tr th.row").all_inner_texts() == NODES
+        assert https.locator("thead th.col").count() == n
+        assert https.locator("tbody td").count() == n * n
+        assert https.locator("td.self").count() == n
+        assert https.locator("a.cell").count() == n * (n - 1)
+        assert https.locator("a.cell .band").count() == n * (n - 1) * 2
+
+        # Every band is painted in its status colour, and the cells are really drawn.
+        painted = page.evaluate(
+            """() => [...document.querySelectorAll('table.grid .band')].map(b => {
+                 const r = b.getBoundingClientRect();
+                 return [Number(b.dataset.status), getComputedStyle(b).backgroundColor,
+                         r.width, r.height];
+               })"""
+        )
+        statuses = {status for status, *_ in painted}
+        assert {0, 1, 2, 4} <= statuses
+        for status, colour, width, height in painted:
+            assert colour == STATUS_RGB[status]
+            assert width >= 16 and height >= 8
+        assert https.locator(".band.allfailed").count() == 1
+
+        saved.append(screenshots / "grid.png")
+        page.screenshot(path=str(saved[-1]), full_page=True)
+
+        # Hover: the tooltip tells value, count and time of both bands of the cell.
+        target = https.locator('a.cell[data-src="node-01"][data-dst="node-02"]')
+        target.locator(".band").first.hover()
+        tooltip = page.locator("#grid-tooltip")
+        tooltip.wait_for(state="visible")
+        text = tooltip.inner_text()
+        assert "node-01 \u2192 node-02" in text
+        assert "8 streams: 39.00 Gbps (OK)" in text
+        assert "1 stream: 13.00 Gbps" in text
+        assert "4/4 succeeded" in text and "UTC" in text
+        assert page.locator("thead th.col.hl").count() == 1  # crosshair on the column
+        saved.append(screenshots / "grid-hover.png")
+        page.screenshot(path=str(saved[-1]))
+
+        failed = https.locator('a.cell[data-src="node-03"][data-dst="node-01"] .band').first
+        failed.hover()
+        assert "All 4 transfers failed: timeout" in tooltip.inner_text()
+
+        # Click: the pair's history with four throughput series and RTT.
+        target.click()
+        page.wait_for_url("**/pairs/node-01/node-02/")
+        page.locator("#history-plot .main-svg").first.wait_for()
+        page.locator("#history-plot[data-rendered=true]").wait_for()
+        assert page.locator("#history-plot .scatterlayer .trace").count() == 5
+        legend = page.locator("#history-plot .legendtext").all_text_contents()
+        assert legend[:4] == [
+            "gridftp, 8 streams",
+            "gridftp, 1 stream",
+            "https, 8 streams",
+            "https, 1 stream",
+        ]
+        assert page.locator("table.transfers tbody tr").count() > 4
+        saved.append(screenshots / "pair.png")
+        page.screenshot(path=str(saved[-1]), full_page=True)
+
+        page.goto(f"{live_server.url}/plots/latency/?window=20d&streams=8")
+        page.locator("#latency-plot[data-rendered=true]").wait_for()
+        assert page.locator("#latency-plot .scatterlayer .trace").count() == 4  # 2 x (points, fit)
+        assert any(
+            "slope" in t for t in page.locator("#latency-plot .legendtext").all_text_contents()
+        )
+        saved.append(screenshots / "latency.png")
+        page.screenshot(path=str(saved[-1]), full_page=True)
+
+        page.goto(f"{live_server.url}/plots/streams/?window=20d")
+        page.locator("#streams-plot[data-rendered=true]").wait_for()
+        assert page.locator("#streams-plot .scatterlayer .trace").count() == 3  # 2 + y = x
+        assert page.locator("#streams-plot .scatterlayer .trace .point").count() >= 25
+        saved.append(screenshots / "streams.png")
+        page.screenshot(path=str(saved[-1]), full_page=True)
+        browser.close()
+
+    for path in saved:
+        print(f"screenshot: {path}")
+        assert path.stat().st_size > 10_000
+    assert errors == []
