@@ -118,6 +118,9 @@ def start_lab(
     record.save()
     try:
         return _build(home, record, plans, network, ca, ca_dir, account, file_size, rate_gbit)
+    except (OSError, CAError) as exc:
+        stop_lab(home)
+        raise UserError(f"lab up failed and was rolled back: {exc}") from exc
     except BaseException:
         stop_lab(home)
         raise
