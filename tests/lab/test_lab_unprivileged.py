@@ -1,0 +1,101 @@
+"""Without root the lab falls back to loopback ports and still serves real transfers.
+
+The test forks and drops to `nobody` in the child (the interpreter may live in a directory
+`nobody` cannot read, so a fresh `runuser` process is not an option); the child runs a whole
+lab cycle and reports back through a pipe.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import traceback
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from running_lab import make_home
+
+from ca.authority import CertificateAuthority
+from orchestrator.endpoints import source_name
+from orchestrator.lab import LabNetwork, start_lab, stop_lab
+from orchestrator.lab.health import client_tls_context
+from orchestrator.lab.processes import group_members
+
+pytestmark = [
+    pytest.mark.lab,
+    pytest.mark.skipif(os.geteuid() != 0, reason="dropping to nobody needs root"),
+]
+NOBODY = 65534
+SIZE = 4 << 20
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def lab_cycle_as_nobody(home: Path) -> dict[str, Any]:
+    """Runs in the child after setuid(nobody): up, one HTTPS COPY, down."""
+    CertificateAuthority.init(home / "ca")
+    network = LabNetwork(prefix="tpcbn", base_port=25000)
+    inventory = start_lab(home, 2, SIZE, network=network)
+    report: dict[str, Any] = {"mode": inventory.mode, "health": inventory.health}
+    try:
+        src, dst = inventory.nodes
+        context = client_tls_context(inventory.client)
+        source_url = f"https://{src.address}:{src.ports['https']}{source_name(SIZE)}"
+        with httpx.Client(verify=context, timeout=60) as http:
+            response = http.request(
+                "COPY",
+                f"https://{dst.address}:{dst.ports['https']}/copied",
+                headers={"Source": source_url, "X-Number-Of-Streams": "2"},
+            )
+        report["status"] = response.status_code
+        report["last_line"] = response.text.strip().splitlines()[-1]
+        report["same_bytes"] = sha256(Path(dst.data_root) / "copied") == sha256(
+            Path(src.data_root) / source_name(SIZE).lstrip("/")
+        )
+        record = json.loads((home / "lab" / "run.json").read_text())
+        report["pids"] = [p["pid"] for p in record["processes"]]
+        report["uids"] = [os.stat(f"/proc/{pid}").st_uid for pid in report["pids"]]
+    finally:
+        report["stopped"] = stop_lab(home)
+    return report
+
+
+def test_unprivileged_lab_uses_loopback_ports_and_copies() -> None:
+    home = make_home()
+    os.chown(home, NOBODY, NOBODY)
+    reader, writer = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never return into pytest
+        os.close(reader)
+        try:
+            os.setgroups([])
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
+            result = {"report": lab_cycle_as_nobody(home)}
+        except BaseException:
+            result = {"error": traceback.format_exc()}
+        with os.fdopen(writer, "w") as out:
+            json.dump(result, out)
+        os._exit(0)
+    os.close(writer)
+    with os.fdopen(reader) as incoming:
+        result = json.loads(incoming.read() or '{"error": "child wrote nothing"}')
+    os.waitpid(pid, 0)
+    try:
+        assert "error" not in result, result.get("error")
+        report = result["report"]
+        assert report["mode"] == "loopback"
+        assert all(h["ok"] for h in report["health"].values()), report["health"]
+        assert report["status"] == 201 and report["last_line"].startswith("success:")
+        assert report["same_bytes"] is True
+        assert set(report["uids"]) == {NOBODY}
+        assert len(report["stopped"]) == 4
+        assert all(group_members(p) == [] for p in report["pids"])
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
