@@ -37,6 +37,7 @@ from orchestrator.measurement import run_measurement
 from orchestrator.metrics import MetricsServer, ServiceMetrics
 from orchestrator.reporter import Reporter
 from orchestrator.settings import Settings
+from orchestrator.transfers.record import iso
 
 log = logging.getLogger(__name__)
 
@@ -212,6 +213,12 @@ class OrchestratorService:
                 except UserError as exc:
                     log.error("cannot start a campaign: %s", exc)
                     self.metrics.campaigns.labels("failed", trigger).inc()
+                    now = iso(self.clock())
+                    # Said to the webapp too, or a "run now" request would be retried forever.
+                    self.reporter.report_campaign(
+                        campaign_uuid,
+                        {"state": "failed", "trigger": trigger, "started": now, "finished": now},
+                    )
                     return None
                 log.info("campaign (%s) starting", trigger)
                 result = run_campaign(
