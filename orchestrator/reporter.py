@@ -31,6 +31,7 @@ log = logging.getLogger(__name__)
 Outcome = Literal["sent", "spooled", "rejected"]
 RETRYABLE_CLIENT_ERRORS = frozenset({401, 403, 408, 429})
 TOKEN_ENV = "TPCBENCH_API_TOKEN"
+FINAL_CAMPAIGN_STATES = frozenset({"finished", "interrupted", "failed"})
 
 
 def backoff_delay(
@@ -107,7 +108,8 @@ class Reporter:
 
     def report_campaign(self, campaign_uuid: str, state: dict[str, Any]) -> Outcome:
         """Record the campaign's latest state (running/finished/interrupted/...) and send it."""
-        item = self.spool.put_campaign(campaign_uuid, {"uuid": campaign_uuid, **state})
+        with self._send_lock:  # never replace the file while a sender holds the older state
+            item = self.spool.put_campaign(campaign_uuid, {"uuid": campaign_uuid, **state})
         return self._try_now(item)
 
     def drain(self) -> DrainResult:
@@ -116,11 +118,7 @@ class Reporter:
         if self._client is None:
             result.failed = len(self.spool.pending())
             return result
-        campaign_failed = False
         for item in self.spool.pending():
-            if item.kind == "measurement" and campaign_failed:
-                result.failed += 1  # its campaign must reach the webapp first
-                continue
             outcome = self._send(item)
             if outcome == "sent":
                 result.sent += 1
@@ -128,7 +126,6 @@ class Reporter:
                 result.rejected += 1
             else:
                 result.failed += 1
-                campaign_failed = campaign_failed or item.kind == "campaign"
         return result
 
     def api_get(self, path: str, params: dict[str, str] | None = None) -> Any:
@@ -208,6 +205,13 @@ class Reporter:
                 self.spool.acknowledge(item)
                 self.last_error = None
                 return self._done(item, "sent")
+            if (
+                status == 404
+                and item.kind == "campaign"
+                and not self._campaign_unknown(item, payload)
+            ):
+                self.last_error = "campaign not yet known to the webapp"
+                return self._done(item, "spooled")
             if 400 <= status < 500 and status not in RETRYABLE_CLIENT_ERRORS:
                 self.spool.reject(item, status, response.text)
                 log.warning(
@@ -225,11 +229,23 @@ class Reporter:
         assert self._client is not None and self.url is not None
         if item.kind == "measurement":
             return self._client.post(f"{self.url}/api/v1/measurements/", json=payload)
-        # A campaign: update it if the webapp knows it (a "run now" campaign), else create it.
-        response = self._client.patch(f"{self.url}/api/v1/campaigns/{item.uuid}/", json=payload)
-        if response.status_code == 404:
-            response = self._client.post(f"{self.url}/api/v1/campaigns/", json=payload)
-        return response
+        return self._client.patch(f"{self.url}/api/v1/campaigns/{item.uuid}/", json=payload)
+
+    def _campaign_unknown(self, item: SpoolItem, payload: dict[str, Any]) -> bool:
+        """404 on a campaign PATCH: the webapp creates a campaign from its first measurement,
+        so wait while any of its measurements are still spooled, and while it is still
+        running (a later state replaces this one). A final state of a campaign without a
+        single measurement is kept for a human in rejected/."""
+        if payload.get("state") not in FINAL_CAMPAIGN_STATES:
+            return False
+        for other in self.spool.pending():
+            if other.kind == "measurement":
+                try:
+                    if other.load().get("campaign") == item.uuid:
+                        return False
+                except (OSError, ValueError):
+                    continue
+        return True
 
     def _done(self, item: SpoolItem, outcome: Outcome) -> Outcome:
         if self.on_result is not None:

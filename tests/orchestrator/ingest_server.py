@@ -2,7 +2,9 @@
 
 Used until (and besides) the real webapp: real sockets, the same contract — POST
 /api/v1/measurements/ is idempotent on uuid (201 created, 200 replay, 409 same uuid with
-different content), campaigns are PATCHed (404 if unknown) or POSTed. `force_status`
+different content), a measurement's unknown campaign uuid creates a running "cli" campaign,
+POST /api/v1/campaigns/ creates a pending "run now" campaign with a server-made uuid, and
+PATCH /api/v1/campaigns/<uuid>/ updates one (404 if unknown). `force_status`
 makes every request answer with a given status, to play a broken or refusing server.
 """
 
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import json
 import threading
+import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -76,23 +79,36 @@ class IngestServer:
                         known = server.measurements.get(body["uuid"])
                         if known is None:
                             server.measurements[body["uuid"]] = body
+                            campaign = body.get("campaign")
+                            if campaign and campaign not in server.campaigns:
+                                server.campaigns[campaign] = {
+                                    "uuid": campaign,
+                                    "state": "running",
+                                    "trigger": "cli",
+                                }
                             return self._answer(201, body)
                         return self._answer(200 if known == body else 409, known)
                     if self.path == "/api/v1/campaigns/":
-                        server.campaigns[body["uuid"]] = body
-                        return self._answer(201, body)
+                        made = {
+                            "uuid": str(uuid.uuid4()),
+                            "state": "pending",
+                            "trigger": body.get("trigger", "manual"),
+                        }
+                        server.campaigns[made["uuid"]] = made
+                        return self._answer(201, made)
                 self._answer(404, {"detail": "Not found."})
 
             def do_PATCH(self) -> None:
                 if not self._guard():
                     return
                 body = self._body()
-                uuid = self.path.rstrip("/").rsplit("/", 1)[-1]
+                key = self.path.rstrip("/").rsplit("/", 1)[-1]
                 with server._lock:
-                    if uuid not in server.campaigns:
+                    if key not in server.campaigns:
                         return self._answer(404, {"detail": "Not found."})
-                    server.campaigns[uuid].update(body)
-                    self._answer(200, server.campaigns[uuid])
+                    allowed = {"state", "started", "finished", "schedule"}
+                    server.campaigns[key].update({k: v for k, v in body.items() if k in allowed})
+                    self._answer(200, server.campaigns[key])
 
             def do_GET(self) -> None:
                 with server._lock:

@@ -105,14 +105,31 @@ def test_409_same_uuid_different_content_is_rejected(spool, ingest) -> None:
     assert json.loads(spool.rejected()[0].read_text())["streams"] == 1
 
 
-def test_campaign_state_is_created_then_patched(spool, ingest) -> None:
+def test_campaign_state_waits_for_the_campaign_its_measurements_create(spool, ingest) -> None:
     reporter = Reporter(spool, ingest.url, "secret-token")
     cid = "0b5a1d8e-5a7e-4b9e-9d7f-1f4d1f0f0c11"
-    assert reporter.report_campaign(cid, {"state": "running", "trigger": "cli"}) == "sent"
-    assert reporter.report_campaign(cid, {"state": "finished"}) == "sent"
+    # Unknown to the webapp until its first measurement arrives: kept, not rejected, and
+    # never POSTed (that would create a different, pending "run now" campaign).
+    assert reporter.report_campaign(cid, {"state": "running", "trigger": "cli"}) == "spooled"
+    assert ingest.campaigns == {} and spool.rejected() == []
+    assert reporter.report(sample_measurement(campaign=cid)) == "sent"
+    assert ingest.campaigns[cid]["state"] == "running"
+    assert reporter.report_campaign(cid, {"state": "finished", "finished": "x"}) == "sent"
+    assert reporter.drain().complete
     assert ingest.campaigns[cid]["state"] == "finished"
-    assert ingest.campaigns[cid]["trigger"] == "cli"
+    assert len(ingest.campaigns) == 1
     assert spool.pending() == []
+
+
+def test_a_final_state_of_a_campaign_the_webapp_never_saw_is_rejected_visibly(
+    spool, ingest
+) -> None:
+    reporter = Reporter(spool, ingest.url, "secret-token")
+    cid = "3c1e0a53-8f43-4d55-9bd6-0a8f45c8e2a7"
+    assert reporter.report_campaign(cid, {"state": "failed"}) == "rejected"
+    (kept,) = spool.rejected()
+    assert json.loads(kept.read_text())["state"] == "failed"
+    assert ingest.campaigns == {}
 
 
 def test_background_resender_delivers_once_the_webapp_is_back(tmp_path) -> None:
