@@ -15,7 +15,7 @@ from ca.authority import CertificateAuthority
 from orchestrator.errors import UserError
 from orchestrator.lab import LabNetwork, load_inventory, start_lab, stop_lab
 from orchestrator.lab.datafiles import lab_data_dir
-from orchestrator.lab.network import ETC_NETNS, existing_namespaces
+from orchestrator.lab.network import ETC_NETNS, TCP_SYSCTLS, existing_namespaces
 from orchestrator.lab.processes import group_members
 
 pytestmark = pytest.mark.lab
@@ -79,6 +79,43 @@ def test_a_failed_start_cleans_up_after_itself() -> None:
         assert not (home / "lab" / "run.json").exists()
         if os.geteuid() == 0:
             assert not {n for n in existing_namespaces() if n.startswith("tpcbf-")}
+    finally:
+        stop_lab(home)
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
+def test_rate_caps_each_link_and_tcp_buffers_are_set_per_node() -> None:
+    home = make_home()
+    network = LabNetwork(prefix="tpcbr", subnet_offset=220)
+    try:
+        CertificateAuthority.init(home / "ca")
+        inventory = start_lab(home, 1, 1 << 20, rate_gbit=2.5, network=network)
+        assert inventory.nodes[0].link_gbps == 2.5
+        qdisc = subprocess.run(
+            ["ip", "netns", "exec", "tpcbr-router", "tc", "qdisc", "show", "dev", "n1"],
+            capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+        assert "tbf" in qdisc and "rate 2500Mbit" in qdisc
+        for key, value in TCP_SYSCTLS.items():
+            shown = subprocess.run(
+                ["ip", "netns", "exec", "tpcbr-lab-1", "sysctl", "-n", key],
+                capture_output=True, text=True, check=True,
+            ).stdout  # fmt: skip
+            assert shown.split() == value.split()
+        # the router forwards (routing, not bridging): node -> host goes through it
+        forwarding = subprocess.run(
+            ["ip", "netns", "exec", "tpcbr-router", "sysctl", "-n", "net.ipv4.ip_forward"],
+            capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+        assert forwarding.strip() == "1"
+        # nothing routes beyond the lab: no default route in a node or the router
+        for namespace in ("tpcbr-lab-1", "tpcbr-router"):
+            routes = subprocess.run(
+                ["ip", "netns", "exec", namespace, "ip", "route"],
+                capture_output=True, text=True, check=True,
+            ).stdout  # fmt: skip
+            assert "default" not in routes
     finally:
         stop_lab(home)
         shutil.rmtree(home, ignore_errors=True)
