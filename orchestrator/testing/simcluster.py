@@ -298,8 +298,11 @@ class SimCluster:
                 raise SimClusterError(f"{name} exited with {proc.returncode}:\n{tail}")
 
 
-def write_kubeconfig(path: Path, server: str, ca_file: Path, token: str, user: str) -> None:
+def write_kubeconfig(
+    path: Path, server: str, ca_file: Path, token: str, user: str, namespace: str | None = None
+) -> None:
     """A kubeconfig (JSON is valid YAML) for `server` with CA verification and a bearer token."""
+    context = {"cluster": "sim", "user": user} | ({"namespace": namespace} if namespace else {})
     config = {
         "apiVersion": "v1",
         "kind": "Config",
@@ -307,7 +310,7 @@ def write_kubeconfig(path: Path, server: str, ca_file: Path, token: str, user: s
             {"name": "sim", "cluster": {"server": server, "certificate-authority": str(ca_file)}}
         ],
         "users": [{"name": user, "user": {"token": token}}],
-        "contexts": [{"name": user, "context": {"cluster": "sim", "user": user}}],
+        "contexts": [{"name": user, "context": context}],
         "current-context": user,
     }
     path.write_text(json.dumps(config, indent=2))

@@ -1,0 +1,150 @@
+"""Endpoint building from Kubernetes objects, without a cluster (the client's own models)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from kubernetes.client import (
+    V1Container,
+    V1ContainerPort,
+    V1Node,
+    V1ObjectMeta,
+    V1Pod,
+    V1PodCondition,
+    V1PodSpec,
+    V1PodStatus,
+)
+
+from orchestrator.discovery.kubernetes import build_endpoints, pod_is_ready
+from orchestrator.endpoints import Endpoint
+
+T0 = dt.datetime(2026, 11, 21, 12, 0, tzinfo=dt.UTC)
+
+
+def pod(
+    node: str,
+    host_ip: str,
+    ports: dict[str, int],
+    *,
+    ready: str = "True",
+    deleting: bool = False,
+    annotations: dict[str, str] | None = None,
+    created: dt.datetime = T0,
+) -> V1Pod:
+    return V1Pod(
+        metadata=V1ObjectMeta(
+            name=f"p-{node}",
+            annotations=annotations,
+            creation_timestamp=created,
+            deletion_timestamp=T0 if deleting else None,
+        ),
+        spec=V1PodSpec(
+            node_name=node,
+            host_network=True,
+            containers=[
+                V1Container(
+                    name="server",
+                    ports=[V1ContainerPort(name=n, container_port=p) for n, p in ports.items()],
+                )
+            ],
+        ),
+        status=V1PodStatus(
+            phase="Running",
+            host_ip=host_ip,
+            conditions=[V1PodCondition(type="Ready", status=ready)],
+        ),
+    )
+
+
+def node(name: str, labels: dict[str, str]) -> V1Node:
+    return V1Node(metadata=V1ObjectMeta(name=name, labels=labels))
+
+
+def xrootd(node_name: str, ip: str, **kw: Any) -> V1Pod:
+    return pod(node_name, ip, {"https": 9443, "root": 2094}, **kw)
+
+
+def gridftp(node_name: str, ip: str, **kw: Any) -> V1Pod:
+    return pod(node_name, ip, {"gridftp": 3811}, **kw)
+
+
+def test_a_node_needs_both_pods_ready_and_not_deleting() -> None:
+    endpoints = build_endpoints(
+        [
+            xrootd("a", "10.0.0.1"),
+            xrootd("b", "10.0.0.2"),
+            xrootd("c", "10.0.0.3"),
+            xrootd("d", "10.0.0.4", deleting=True),
+        ],
+        [
+            gridftp("a", "10.0.0.1"),
+            gridftp("b", "10.0.0.2", ready="False"),
+            gridftp("d", "10.0.0.4"),
+        ],
+    )
+    assert [e.name for e in endpoints] == ["a"]
+
+
+def test_endpoint_fields_come_from_pods_and_node_labels() -> None:
+    nodes = {
+        "a": node(
+            "a",
+            {
+                "tpc-bench/site": "ucsd",
+                "topology.kubernetes.io/zone": "zone-1",
+                "tpc-bench/link-gbps": "100",
+                "kubernetes.io/hostname": "a",
+            },
+        ),
+        "b": node("b", {"topology.kubernetes.io/zone": "zone-2", "tpc-bench/link-gbps": "fast"}),
+    }
+    endpoints = build_endpoints(
+        [
+            xrootd("a", "10.0.0.1", annotations={"tpc-bench/data-root": "/srv/tpc"}),
+            xrootd("b", "10.0.0.2"),
+        ],
+        [gridftp("a", "10.0.0.1"), gridftp("b", "10.0.0.2")],
+        nodes,
+    )
+    assert endpoints == [
+        Endpoint(
+            name="a",
+            address="10.0.0.1",
+            ports={"https": 9443, "root": 2094, "gridftp": 3811},
+            data_root="/srv/tpc",
+            site="ucsd",
+            labels={
+                "tpc-bench/site": "ucsd",
+                "topology.kubernetes.io/zone": "zone-1",
+                "tpc-bench/link-gbps": "100",
+            },
+            link_gbps=100.0,
+        ),
+        Endpoint(
+            name="b",
+            address="10.0.0.2",
+            ports={"https": 9443, "root": 2094, "gridftp": 3811},
+            data_root="/data",
+            site="zone-2",
+            labels={"topology.kubernetes.io/zone": "zone-2", "tpc-bench/link-gbps": "fast"},
+            link_gbps=None,
+        ),
+    ]
+
+
+def test_unnamed_ports_fall_back_to_defaults_and_newest_ready_pod_wins() -> None:
+    old = pod("a", "10.0.0.9", {}, created=T0)
+    new = pod("a", "10.0.0.1", {}, created=T0 + dt.timedelta(minutes=1))
+    [endpoint] = build_endpoints([new, old], [gridftp("a", "10.0.0.1")])
+    assert endpoint.address == "10.0.0.1"
+    assert endpoint.ports == {"https": 8443, "root": 1094, "gridftp": 3811}
+    assert endpoint.site is None and endpoint.link_gbps is None
+
+
+def test_pending_pod_is_not_ready() -> None:
+    pending = V1Pod(
+        metadata=V1ObjectMeta(name="p"), spec=V1PodSpec(containers=[]), status=V1PodStatus()
+    )
+    assert not pod_is_ready(pending)
+    assert pod_is_ready(xrootd("a", "10.0.0.1"))
