@@ -37,7 +37,7 @@ def test_absent_ca_says_how_to_create_one() -> None:
     home = make_home()
     try:
         with pytest.raises(UserError) as caught:
-            start_lab(home, 1, 1 << 20, network=LabNetwork(prefix="tpcbx", subnet_offset=220))
+            start_lab(home, 1, 1 << 20, network=LabNetwork(prefix="tpcbx", subnet_offset=245))
         message = str(caught.value)
         assert "tpcbench ca init --dir" in message and "\n" not in message
         assert not (home / "lab" / "run.json").exists()
@@ -65,7 +65,7 @@ def test_missing_programs_name_the_packages(
 ) -> None:
     monkeypatch.setenv("PATH", tempfile.mkdtemp())  # nothing to be found there
     with pytest.raises(UserError) as caught:
-        start_lab(home_with_ca, 1, 1 << 20, network=LabNetwork(prefix="tpcbx", subnet_offset=220))
+        start_lab(home_with_ca, 1, 1 << 20, network=LabNetwork(prefix="tpcbx", subnet_offset=245))
     message = str(caught.value)
     assert "make system-deps" in message
     assert "xrootd-server" in message and "globus-gridftp-server-progs" in message
@@ -90,7 +90,7 @@ def test_taken_loopback_port_is_named(home_with_ca: Path) -> None:
         squatter.listen()
         port = squatter.getsockname()[1]
         # node 1's https port is base + 1
-        network = LabNetwork(prefix="tpcbx", subnet_offset=220, base_port=port - 1)
+        network = LabNetwork(prefix="tpcbx", subnet_offset=245, base_port=port - 1)
         with pytest.raises(UserError) as caught:
             start_lab(home_with_ca, 1, 1 << 20, mode="loopback", network=network)
     assert f"port {port} (lab-1 https) is already in use" in str(caught.value)
@@ -121,7 +121,7 @@ def test_taken_port_inside_a_namespace_is_named(
     home_with_ca: Path, squatted_namespace: str
 ) -> None:
     with pytest.raises(UserError) as caught:
-        start_lab(home_with_ca, 2, 1 << 20, network=LabNetwork(prefix="tpcbx", subnet_offset=220))
+        start_lab(home_with_ca, 2, 1 << 20, network=LabNetwork(prefix="tpcbx", subnet_offset=245))
     message = str(caught.value)
     assert f"port 8443 in network namespace {squatted_namespace} is already taken" in message
     assert f"ip netns del {squatted_namespace}" in message
@@ -134,7 +134,7 @@ def test_left_over_namespace_is_named(home_with_ca: Path) -> None:
     try:
         with pytest.raises(UserError, match=r"tpcbx-router already exists.*ip netns del"):
             start_lab(
-                home_with_ca, 1, 1 << 20, network=LabNetwork(prefix="tpcbx", subnet_offset=220)
+                home_with_ca, 1, 1 << 20, network=LabNetwork(prefix="tpcbx", subnet_offset=245)
             )
     finally:
         subprocess.run(["ip", "netns", "del", "tpcbx-router"], check=True)
@@ -147,7 +147,7 @@ def test_unreachable_home_is_named() -> None:
         home = outer / "home"
         CertificateAuthority.init(home / "ca")
         with pytest.raises(UserError, match="not reachable by the server user"):
-            start_lab(home, 1, 1 << 20, network=LabNetwork(prefix="tpcbx", subnet_offset=220))
+            start_lab(home, 1, 1 << 20, network=LabNetwork(prefix="tpcbx", subnet_offset=245))
     finally:
         stop_lab(outer / "home")
         shutil.rmtree(outer, ignore_errors=True)

@@ -87,7 +87,7 @@ def test_a_failed_start_cleans_up_after_itself() -> None:
 @pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
 def test_rate_caps_each_link_and_tcp_buffers_are_set_per_node() -> None:
     home = make_home()
-    network = LabNetwork(prefix="tpcbr", subnet_offset=220)
+    network = LabNetwork(prefix="tpcbr", subnet_offset=240)
     try:
         CertificateAuthority.init(home / "ca")
         inventory = start_lab(home, 1, 1 << 20, rate_gbit=2.5, network=network)
