@@ -151,3 +151,21 @@ def test_unreachable_home_is_named() -> None:
     finally:
         stop_lab(outer / "home")
         shutil.rmtree(outer, ignore_errors=True)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"file_size": 0}, "--file-size must be a positive"),
+        ({"rate_gbit": -1.0}, "--rate must be a positive"),
+        ({"rate_gbit": 1.0, "mode": "loopback"}, "--rate needs netns mode"),
+        ({"mode": "bridge"}, "unknown lab mode"),
+    ],
+)
+def test_bad_options_are_refused_before_anything_starts(
+    home_with_ca: Path, kwargs: dict, message: str
+) -> None:
+    options = {"file_size": 1 << 20, **kwargs}
+    with pytest.raises(UserError, match=message):
+        start_lab(home_with_ca, 1, network=LabNetwork(prefix="tpcbx", subnet_offset=245), **options)
+    assert not (home_with_ca / "lab" / "run.json").exists()
