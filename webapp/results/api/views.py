@@ -1,6 +1,7 @@
 """API views: thin; validation in serializers, writes in services, reads in selectors."""
 
 from django.db.models import Count, IntegerField, OuterRef, Subquery
+from django.db.models.functions import Coalesce
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
@@ -17,9 +18,9 @@ from results.filtersets import CampaignFilterSet, MeasurementFilterSet, NodeFilt
 from results.models import Campaign, Measurement, Node, Transfer
 
 
-def _count(model, field: str) -> Subquery:
+def _count(model, field: str) -> Coalesce:
     """A correlated COUNT, so lists are annotated in one query rather than looped."""
-    return Subquery(
+    subquery = Subquery(
         model.objects.filter(**{field: OuterRef("pk")})
         .order_by()
         .values(field)
@@ -27,6 +28,7 @@ def _count(model, field: str) -> Subquery:
         .values("n"),
         output_field=IntegerField(),
     )
+    return Coalesce(subquery, 0)
 
 
 EXPAND = OpenApiParameter("expand", str, enum=["transfers"], description="Nest the transfers")

@@ -1,0 +1,449 @@
+"""The REST API on PostgreSQL: ingest, idempotency, validation, auth, reads, CSV, campaigns."""
+
+import csv
+import io
+import uuid as uuid_lib
+from datetime import timedelta
+
+import pytest
+from django.core.management import call_command
+from django.test import override_settings
+from django.utils import timezone
+from rest_framework.test import APIClient
+from results.models import Campaign, Measurement, Node, Transfer
+
+pytestmark = pytest.mark.django_db
+
+URL = "/api/v1/measurements/"
+GIB_BITS = 2**30 * 8
+
+
+# --- ingest -------------------------------------------------------------------------------
+
+
+def test_ingest_stores_measurement_transfers_and_nodes(reporter, make_payload):
+    body = make_payload(src="lab-1", dst="lab-2", k=11, seconds=8.0, failed=1)
+    response = reporter.post(URL, body, format="json")
+    assert response.status_code == 201, response.content
+    stored = Measurement.objects.get(uuid=body["uuid"])
+    assert (stored.src.name, stored.dst.name) == ("lab-1", "lab-2")
+    assert stored.transfers.count() == 11
+    assert stored.transfer_count == 11
+    assert Transfer.objects.get(measurement=stored, index=0).error_class == "timeout"
+    assert set(Node.objects.values_list("name", flat=True)) == {"lab-1", "lab-2"}
+    assert response.json()["uuid"] == body["uuid"]
+
+
+def test_server_recomputes_derived_figures(reporter, make_payload):
+    body = make_payload(k=11, seconds=8.0, failed=1)
+    data = reporter.post(URL, body, format="json").json()
+    # 10 successful transfers of 1 GiB, each 8 s; successes start 0.1 s apart.
+    assert data["throughput_gbps"] == pytest.approx(10 * GIB_BITS / 8.0 / 1e9)
+    assert data["makespan_gbps"] == pytest.approx(10 * GIB_BITS / (0.9 + 8.0) / 1e9)
+    assert (data["succeeded"], data["failed"]) == (10, 1)
+
+
+def test_all_failed_has_no_throughput(reporter, make_payload):
+    data = reporter.post(URL, make_payload(k=3, failed=3), format="json").json()
+    assert (data["throughput_gbps"], data["makespan_gbps"]) == (None, None)
+    assert (data["succeeded"], data["failed"]) == (0, 3)
+
+
+def test_same_payload_twice_is_200_and_creates_nothing(reporter, make_payload):
+    body = make_payload()
+    assert reporter.post(URL, body, format="json").status_code == 201
+    again = reporter.post(URL, body, format="json")
+    assert again.status_code == 200
+    assert again.json()["uuid"] == body["uuid"]
+    assert Measurement.objects.count() == 1 and Transfer.objects.count() == 11
+
+
+def test_client_figures_do_not_make_a_different_payload(reporter, make_payload):
+    body = make_payload()
+    reporter.post(URL, body, format="json")
+    body["throughput_gbps"] = 1.0
+    assert reporter.post(URL, body, format="json").status_code == 200
+
+
+def test_different_payload_same_uuid_is_409(reporter, make_payload):
+    body = make_payload()
+    reporter.post(URL, body, format="json")
+    body["transfers"][0]["bytes"] = 1
+    response = reporter.post(URL, body, format="json")
+    assert response.status_code == 409
+    assert "uuid" in response.json()
+    assert Transfer.objects.get(index=0).bytes == 2**30
+
+
+def test_unknown_campaign_is_created_on_first_sight(reporter, make_payload):
+    campaign = str(uuid_lib.uuid4())
+    reporter.post(URL, make_payload(campaign=campaign), format="json")
+    reporter.post(URL, make_payload(campaign=campaign, src="node-b", dst="node-a"), format="json")
+    stored = Campaign.objects.get(uuid=campaign)
+    assert (stored.state, stored.trigger) == ("running", "cli")
+    assert stored.measurements.count() == 2
+
+
+def test_nodes_last_seen_moves_forward(reporter, make_payload):
+    reporter.post(URL, make_payload(), format="json")
+    first = Node.objects.get(name="node-a").last_seen
+    reporter.post(URL, make_payload(), format="json")
+    node = Node.objects.get(name="node-a")
+    assert node.last_seen > first and node.first_seen <= first
+
+
+# --- validation ---------------------------------------------------------------------------
+
+
+def _mutations():
+    def transfer(field, value):
+        def apply(body):
+            body["transfers"][0][field] = value
+
+        return apply
+
+    def top(field, value):
+        def apply(body):
+            body[field] = value
+
+        return apply
+
+    def end_before_start(body):
+        body["transfers"][0]["end"] = body["transfers"][0]["start"]
+        body["transfers"][0]["start"] = timezone.now().isoformat()
+
+    def finished_before_started(body):
+        body["finished"] = "2000-01-01T00:00:00Z"
+
+    def same_pair(body):
+        body["dst"] = body["src"]
+
+    def duplicate_index(body):
+        body["transfers"][1]["index"] = 0
+
+    def no_transfers(body):
+        body["transfers"] = []
+
+    def drop(field):
+        def apply(body):
+            del body[field]
+
+        return apply
+
+    return [
+        ("streams", top("streams", "eight")),
+        ("streams", top("streams", "8")),
+        ("streams", top("streams", 0)),
+        ("streams", top("streams", True)),
+        ("file_size", top("file_size", -1)),
+        ("file_size", top("file_size", 1.5)),
+        ("protocol", top("protocol", "ftp")),
+        ("uuid", top("uuid", "not-a-uuid")),
+        ("campaign", top("campaign", "nope")),
+        ("rtt_ms", top("rtt_ms", -3)),
+        ("rtt_ms", top("rtt_ms", "fast")),
+        ("started", top("started", "yesterday")),
+        ("src", top("src", "")),
+        ("src", top("src", "a/b")),
+        ("finished", finished_before_started),
+        ("dst", same_pair),
+        ("dst", drop("dst")),
+        ("transfers", duplicate_index),
+        ("transfers", no_transfers),
+        ("transfers", top("transfers", "many")),
+        ("transfers.end", end_before_start),
+        ("transfers.bytes", transfer("bytes", -5)),
+        ("transfers.outcome", transfer("outcome", "meh")),
+        ("transfers.error_class", transfer("error_class", "gremlins")),
+        ("transfers.error_class", transfer("error_class", "timeout")),  # on a success
+        ("transfers.index", transfer("index", "first")),
+        ("transfers.start", transfer("start", 12)),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("field", "mutate"), _mutations(), ids=[f"{f}-{i}" for i, (f, _) in enumerate(_mutations())]
+)
+def test_malformed_payload_is_400_naming_the_field(reporter, make_payload, field, mutate):
+    body = make_payload(failed=0)
+    mutate(body)
+    response = reporter.post(URL, body, format="json")
+    assert response.status_code == 400, response.content
+    errors = response.json()
+    top, _, nested = field.partition(".")
+    assert top in errors, errors
+    if nested:
+        items = errors[top].values() if isinstance(errors[top], dict) else errors[top]
+        assert any(nested in item for item in items if isinstance(item, dict)), errors
+    assert Measurement.objects.count() == 0
+
+
+def test_non_object_json_is_400(reporter):
+    assert reporter.post(URL, "12", content_type="application/json").status_code == 400
+    assert reporter.post(URL, "{oops", content_type="application/json").status_code == 400
+
+
+# --- bulk ---------------------------------------------------------------------------------
+
+
+def test_bulk_form_reports_each_item(reporter, make_payload):
+    existing = make_payload()
+    reporter.post(URL, existing, format="json")
+    conflicting = dict(existing, rtt_ms=99.0)
+    bad = make_payload(protocol="ftp")
+    fresh = [make_payload(src="x", dst="y"), make_payload(src="y", dst="x")]
+    response = reporter.post(URL, [fresh[0], existing, bad, conflicting, fresh[1]], format="json")
+    assert response.status_code == 207
+    body = response.json()
+    assert [r["status"] for r in body["results"]] == [201, 200, 400, 409, 201]
+    assert "protocol" in body["results"][2]["errors"]
+    assert (body["created"], body["unchanged"], body["rejected"]) == (2, 1, 2)
+    assert Measurement.objects.count() == 3  # nothing valid was lost
+
+
+def test_bulk_all_good_is_201_and_repeat_is_200(reporter, make_payload):
+    items = [make_payload(), make_payload(src="c", dst="d")]
+    assert reporter.post(URL, items, format="json").status_code == 201
+    assert reporter.post(URL, items, format="json").status_code == 200
+    assert Measurement.objects.count() == 2
+
+
+def test_bulk_all_bad_is_400(reporter):
+    response = reporter.post(URL, [{"uuid": 1}, "x"], format="json")
+    assert response.status_code == 400
+    assert [r["status"] for r in response.json()["results"]] == [400, 400]
+
+
+# --- auth ---------------------------------------------------------------------------------
+
+
+def test_unauthenticated_write_is_401(anonymous, make_payload):
+    response = anonymous.post(URL, make_payload(), format="json")
+    assert response.status_code == 401
+    assert response["WWW-Authenticate"].startswith("Token")
+    assert anonymous.post("/api/v1/campaigns/", {}, format="json").status_code == 401
+    assert Measurement.objects.count() == 0
+
+
+def test_bad_token_is_401(make_payload):
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION="Token " + "0" * 40)
+    assert client.post(URL, make_payload(), format="json").status_code == 401
+
+
+def test_user_without_permission_is_403(django_user_model, make_payload):
+    user = django_user_model.objects.create_user("reader", password="x-very-long-pw")
+    client = APIClient()
+    client.force_authenticate(user)
+    assert client.post(URL, make_payload(), format="json").status_code == 403
+    assert client.get(URL).status_code == 200
+
+
+def test_reads_are_anonymous_by_default(anonymous, ingest):
+    ingest()
+    assert anonymous.get(URL).status_code == 200
+    assert anonymous.get("/api/v1/nodes/").status_code == 200
+
+
+@override_settings(TPCBENCH_ANONYMOUS_READS=False)
+def test_anonymous_reads_can_be_switched_off(anonymous, reporter):
+    for url in (
+        URL,
+        "/api/v1/nodes/",
+        "/api/v1/campaigns/",
+        "/api/v1/stream-comparison/",
+        "/api/v1/throughput-vs-latency/",
+        "/maddash/grids/",
+    ):
+        assert anonymous.get(url).status_code == 401, url
+        assert reporter.get(url).status_code == 200, url
+
+
+def test_create_api_token_prints_a_working_token_as_last_word(make_payload, capsys):
+    call_command("create_api_token", "ci-bot")
+    token = capsys.readouterr().out.strip().splitlines()[-1].split()[-1]
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+    assert client.post(URL, make_payload(), format="json").status_code == 201
+    call_command("create_api_token", "ci-bot")  # a new token replaces the old one
+    assert client.post(URL, make_payload(), format="json").status_code == 401
+
+
+def test_ensure_api_token_installs_a_given_token(make_payload, monkeypatch, capsys):
+    secret = "s3cretTokenFromAHelmSecret0123456789"
+    monkeypatch.setenv("TPCBENCH_API_TOKEN", secret)
+    call_command("ensure_api_token", "orchestrator", token=secret)
+    call_command("ensure_api_token", "orchestrator", token=secret)
+    assert capsys.readouterr().out.strip().endswith("already in place")
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {secret}")
+    assert client.post(URL, make_payload(), format="json").status_code == 201
+
+
+def test_ensure_api_token_refuses_a_short_token():
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match="20 to 40"):
+        call_command("ensure_api_token", "orchestrator", token="short")
+
+
+# --- reads --------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def history(ingest):
+    now = timezone.now()
+    ingest(src="a", dst="b", protocol="https", streams=8, started=now - timedelta(days=3))
+    ingest(src="a", dst="b", protocol="https", streams=1, started=now - timedelta(hours=5))
+    ingest(src="b", dst="a", protocol="gridftp", streams=8, started=now - timedelta(hours=2))
+    ingest(
+        src="a", dst="c", protocol="https", streams=8, started=now - timedelta(hours=1), failed=2
+    )
+
+
+def test_list_is_paginated_newest_first(anonymous, history):
+    body = anonymous.get(URL, {"limit": 2}).json()
+    assert body["count"] == 4 and len(body["results"]) == 2 and body["next"]
+    started = [r["started"] for r in body["results"]]
+    assert started == sorted(started, reverse=True)
+    assert "transfers" not in body["results"][0]
+
+
+def test_expand_transfers(anonymous, history):
+    body = anonymous.get(URL, {"expand": "transfers", "src": "a", "dst": "c"}).json()
+    (only,) = body["results"]
+    assert len(only["transfers"]) == 11
+    assert only["transfers"][0] == {**only["transfers"][0], "index": 0, "outcome": "failure"}
+
+
+def test_retrieve_by_uuid_includes_transfers(anonymous, ingest):
+    body = ingest()
+    data = anonymous.get(f"{URL}{body['uuid']}/").json()
+    assert data["uuid"] == body["uuid"] and len(data["transfers"]) == 11
+    assert anonymous.get(f"{URL}{uuid_lib.uuid4()}/").status_code == 404
+
+
+def test_csv_one_row_per_measurement(anonymous, history):
+    response = anonymous.get(URL, {"format": "csv", "protocol": "https"})
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/csv")
+    rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
+    assert len(rows) == 3
+    assert {
+        "uuid",
+        "src",
+        "dst",
+        "protocol",
+        "streams",
+        "throughput_gbps",
+        "succeeded",
+        "failed",
+        "rtt_ms",
+        "started",
+    } <= set(rows[0])
+    failing = next(r for r in rows if r["dst"] == "c")
+    assert (failing["succeeded"], failing["failed"]) == ("9", "2")
+
+
+def test_csv_one_row_per_transfer(anonymous, history):
+    response = anonymous.get(URL, {"format": "csv", "rows": "transfers", "dst": "c"})
+    rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
+    assert len(rows) == 11
+    assert rows[0]["outcome"] == "failure" and rows[0]["error_class"] == "timeout"
+    assert rows[5]["outcome"] == "success" and rows[5]["bytes"] == str(2**30)
+
+
+def test_nodes_with_counts(anonymous, history):
+    body = anonymous.get("/api/v1/nodes/").json()
+    by_name = {n["name"]: n for n in body["results"]}
+    assert (by_name["a"]["measurements_as_src"], by_name["a"]["measurements_as_dst"]) == (3, 1)
+    assert by_name["c"]["measurements_as_src"] == 0
+    assert anonymous.get("/api/v1/nodes/a/").json()["name"] == "a"
+
+
+# --- campaigns ----------------------------------------------------------------------------
+
+
+def test_run_now_request_is_a_pending_manual_campaign(reporter, anonymous):
+    response = reporter.post("/api/v1/campaigns/", {}, format="json")
+    assert response.status_code == 201
+    created = response.json()
+    assert (created["state"], created["trigger"]) == ("pending", "manual")
+    pending = anonymous.get("/api/v1/campaigns/", {"state": "pending"}).json()["results"]
+    assert [c["uuid"] for c in pending] == [created["uuid"]]
+
+
+def test_orchestrator_patches_campaign_state(reporter, anonymous):
+    uuid = reporter.post("/api/v1/campaigns/", {}, format="json").json()["uuid"]
+    running = reporter.patch(f"/api/v1/campaigns/{uuid}/", {"state": "running"}, format="json")
+    assert running.status_code == 200 and running.json()["started"]
+    done = reporter.patch(f"/api/v1/campaigns/{uuid}/", {"state": "finished"}, format="json")
+    assert done.json()["state"] == "finished" and done.json()["finished"]
+    bad = reporter.patch(f"/api/v1/campaigns/{uuid}/", {"state": "exploded"}, format="json")
+    assert bad.status_code == 400 and "state" in bad.json()
+    early = reporter.patch(
+        f"/api/v1/campaigns/{uuid}/", {"finished": "2000-01-01T00:00:00Z"}, format="json"
+    )
+    assert early.status_code == 400 and "finished" in early.json()
+    assert (
+        anonymous.patch(
+            f"/api/v1/campaigns/{uuid}/", {"state": "failed"}, format="json"
+        ).status_code
+        == 401
+    )
+
+
+def test_campaign_create_rejects_unknown_trigger(reporter):
+    response = reporter.post("/api/v1/campaigns/", {"trigger": "whim"}, format="json")
+    assert response.status_code == 400 and "trigger" in response.json()
+
+
+# --- aggregates ---------------------------------------------------------------------------
+
+
+def test_throughput_vs_latency_endpoint(anonymous, ingest):
+    ingest(src="a", dst="b", rtt_ms=10.0, seconds=2.0)
+    ingest(src="a", dst="c", rtt_ms=30.0, seconds=6.0)
+    body = anonymous.get(
+        "/api/v1/throughput-vs-latency/", {"protocol": "https", "streams": 8, "window": "20d"}
+    ).json()
+    assert set(body) == {"protocol", "streams", "window", "points", "fits"}
+    assert (body["protocol"], body["streams"], body["window"]) == ("https", 8, "20d")
+    assert {(p["src"], p["dst"]) for p in body["points"]} == {("a", "b"), ("a", "c")}
+    assert set(body["fits"]["https"]) == {"slope_gbps_per_ms", "intercept_gbps", "r", "n"}
+    assert body["fits"]["https"]["slope_gbps_per_ms"] < 0
+
+
+def test_stream_comparison_endpoint(anonymous, ingest):
+    ingest(src="a", dst="b", streams=1, seconds=8.0)
+    ingest(src="a", dst="b", streams=8, seconds=2.0)
+    body = anonymous.get(
+        "/api/v1/stream-comparison/", {"protocol": "https", "window": "20d"}
+    ).json()
+    assert set(body) == {"protocol", "window", "pairs"}
+    assert body["pairs"][0]["ratio"] == pytest.approx(4.0)
+    assert body["pairs"][0]["multi_streams"] == 8
+
+
+@pytest.mark.parametrize(
+    ("url", "params", "field"),
+    [
+        ("/api/v1/throughput-vs-latency/", {"window": "forever"}, "window"),
+        ("/api/v1/throughput-vs-latency/", {"protocol": "ftp"}, "protocol"),
+        ("/api/v1/throughput-vs-latency/", {"streams": "many"}, "streams"),
+        ("/api/v1/stream-comparison/", {"window": "3w"}, "window"),
+        ("/api/v1/stream-comparison/", {"protocol": "scp"}, "protocol"),
+    ],
+)
+def test_aggregate_bad_query_is_400_naming_it(anonymous, url, params, field):
+    response = anonymous.get(url, params)
+    assert response.status_code == 400
+    assert field in response.json()
+
+
+def test_api_docs_page_is_served_without_a_cdn(anonymous):
+    response = anonymous.get("/api/docs/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "swagger-ui" in html and "cdn" not in html.lower()
+    assert anonymous.get("/api/redoc/").status_code == 200

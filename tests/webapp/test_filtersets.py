@@ -1,0 +1,94 @@
+"""MeasurementFilterSet and friends, straight on querysets (netbox's test_filtersets style)."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+from results.filtersets import CampaignFilterSet, MeasurementFilterSet, NodeFilterSet
+from results.models import Campaign, Measurement, Node
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def measurements(ingest, reporter):
+    now = timezone.now()
+    campaign = reporter.post("/api/v1/campaigns/", {}, format="json").json()["uuid"]
+    ingest(
+        src="a",
+        dst="b",
+        protocol="https",
+        streams=8,
+        started=now - timedelta(days=3),
+        campaign=campaign,
+    )
+    ingest(src="a", dst="b", protocol="https", streams=1, started=now - timedelta(hours=5))
+    ingest(src="b", dst="a", protocol="gridftp", streams=8, started=now - timedelta(hours=2))
+    ingest(src="a", dst="c", protocol="root", streams=4, started=now - timedelta(hours=1))
+    return {"now": now, "campaign": campaign}
+
+
+def pairs(params: dict) -> list[tuple[str, str, str, int]]:
+    filterset = MeasurementFilterSet(params, Measurement.objects.all())
+    assert filterset.is_valid(), filterset.errors
+    return sorted((m.src.name, m.dst.name, m.protocol, m.streams) for m in filterset.qs)
+
+
+def test_src_dst(measurements):
+    assert pairs({"src": "a"}) == [
+        ("a", "b", "https", 1),
+        ("a", "b", "https", 8),
+        ("a", "c", "root", 4),
+    ]
+    assert pairs({"src": "a", "dst": "c"}) == [("a", "c", "root", 4)]
+    assert pairs({"dst": "nobody"}) == []
+
+
+def test_protocol_and_streams(measurements):
+    assert pairs({"protocol": "gridftp"}) == [("b", "a", "gridftp", 8)]
+    assert pairs({"streams": "8"}) == [("a", "b", "https", 8), ("b", "a", "gridftp", 8)]
+
+
+def test_since_until(measurements):
+    now = measurements["now"]
+    assert len(pairs({"since": (now - timedelta(hours=6)).isoformat()})) == 3
+    assert pairs({"until": (now - timedelta(days=1)).isoformat()}) == [("a", "b", "https", 8)]
+    window = {
+        "since": (now - timedelta(hours=3)).isoformat(),
+        "until": (now - timedelta(minutes=90)).isoformat(),
+    }
+    assert pairs(window) == [("b", "a", "gridftp", 8)]
+
+
+def test_campaign(measurements):
+    assert pairs({"campaign": measurements["campaign"]}) == [("a", "b", "https", 8)]
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ({"protocol": "ftp"}, "protocol"),
+        ({"streams": "x"}, "streams"),
+        ({"streams": "0"}, "streams"),
+        ({"streams": "1.5"}, "streams"),
+        ({"since": "last week"}, "since"),
+        ({"campaign": "nope"}, "campaign"),
+    ],
+)
+def test_invalid_values_are_reported_by_field(params, field):
+    filterset = MeasurementFilterSet(params, Measurement.objects.all())
+    assert not filterset.is_valid()
+    assert field in filterset.errors
+
+
+def test_invalid_filter_through_the_api_is_400(anonymous):
+    response = anonymous.get("/api/v1/measurements/", {"protocol": "ftp"})
+    assert response.status_code == 400 and "protocol" in response.json()
+
+
+def test_campaign_and_node_filtersets(measurements):
+    assert CampaignFilterSet({"state": "pending"}, Campaign.objects.all()).qs.count() == 1
+    assert CampaignFilterSet({"state": "finished"}, Campaign.objects.all()).qs.count() == 0
+    assert list(
+        NodeFilterSet({"name": "c"}, Node.objects.all()).qs.values_list("name", flat=True)
+    ) == ["c"]

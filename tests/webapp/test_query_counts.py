@@ -1,0 +1,76 @@
+"""Queries per endpoint do not grow with the number of nodes (netbox-style pinned counts)."""
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from rest_framework.test import APIClient
+
+pytestmark = pytest.mark.django_db
+
+# Pinned: a change here is a deliberate decision, like netbox's query-count tests.
+ENDPOINTS = {
+    "/api/v1/measurements/": 2,  # count + page
+    "/api/v1/measurements/?expand=transfers": 3,  # + transfers prefetch
+    "/api/v1/nodes/": 2,
+    "/api/v1/campaigns/": 2,
+    "/api/v1/throughput-vs-latency/?window=latest": 3,  # campaign + aggregate + node names
+    "/api/v1/throughput-vs-latency/?window=20d": 2,
+    "/api/v1/stream-comparison/?window=20d": 2,
+    "/maddash/grids/": 3,  # one existence check per protocol
+    "/maddash/grids/https?window=latest": 5,  # campaign, aggregate, reasons, nodes, thresholds
+    "/maddash/grids/https?window=20d": 4,
+}
+
+
+@pytest.fixture
+def load_mesh(reporter, make_payload):
+    """Every ordered pair of `nodes` nodes, 8 and 1 streams, in one finished campaign."""
+
+    def load(nodes: int) -> None:
+        campaign = reporter.post("/api/v1/campaigns/", {}, format="json").json()["uuid"]
+        names = [f"n{i:02d}" for i in range(nodes)]
+        items = [
+            make_payload(
+                src=a,
+                dst=b,
+                streams=k,
+                campaign=campaign,
+                failed=11 if (a, b) == (names[0], names[1]) else 0,
+            )
+            for a in names
+            for b in names
+            if a != b
+            for k in (8, 1)
+        ]
+        response = reporter.post("/api/v1/measurements/", items, format="json")
+        assert response.json()["created"] == len(items)
+        reporter.patch(f"/api/v1/campaigns/{campaign}/", {"state": "finished"}, format="json")
+
+    return load
+
+
+def counts() -> dict[str, int]:
+    client = APIClient()
+    found = {}
+    for url in ENDPOINTS:
+        with CaptureQueriesContext(connection) as queries:
+            response = client.get(url)
+        assert response.status_code == 200, (url, response.content)
+        found[url] = len(queries)
+    return found
+
+
+@pytest.mark.parametrize("nodes", [3, 10])
+def test_query_counts_are_pinned(load_mesh, nodes):
+    load_mesh(nodes)
+    assert counts() == ENDPOINTS
+
+
+def test_query_counts_equal_for_3_and_10_nodes(load_mesh, django_assert_num_queries):
+    load_mesh(3)
+    small = counts()
+    load_mesh(10)
+    client = APIClient()
+    for url, expected in small.items():
+        with django_assert_num_queries(expected):
+            client.get(url)
