@@ -141,7 +141,13 @@ def summary_table(result: CampaignResult, file_size: int, transfers: int) -> Tab
     )
     for column in ("src", "dst", "protocol", "streams", "Gbit/s", "RTT ms", "ok/failed", "error"):
         table.add_column(column, overflow="fold")
-    order = sorted(result.measurements, key=lambda m: (m["src"], m["dst"], m["protocol"]))
+    protocols = {
+        p: i for i, p in enumerate(dict.fromkeys(m["protocol"] for m in result.measurements))
+    }
+    order = sorted(
+        result.measurements,
+        key=lambda m: (m["src"], m["dst"], protocols[m["protocol"]], -m["streams"]),
+    )
     for m in order:
         errors = sorted({t["error_class"] for t in m["transfers"] if t["error_class"]})
         first_message = next((t["message"] for t in m["transfers"] if t["message"]), "")

@@ -1,0 +1,276 @@
+"""End to end: a real lab (XRootD + GridFTP in network namespaces), the real webapp
+(gunicorn + PostgreSQL), and `tpcbench campaign run` / `tpcbench orchestrator` as processes.
+Outages are real too: the webapp is stopped, the orchestrator is SIGKILLed, a lab node's
+servers are killed — and nothing finished is lost or stored twice."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from real_webapp import REPO, RealWebapp
+
+from ca.authority import CertificateAuthority
+from orchestrator.lab import LabInventory, LabNetwork, start_lab, stop_lab
+from orchestrator.lab.lifecycle import run_record_path
+from orchestrator.lab.processes import stop as stop_process
+from orchestrator.lab.run_record import LabRun
+from orchestrator.reporter import Reporter
+from orchestrator.spool import Spool
+
+pytestmark = pytest.mark.lab
+
+FILE_SIZE = 1 << 20
+NETWORK = LabNetwork(prefix="tpcbo", subnet_offset=220, base_port=24000)
+
+
+def wait_until(condition: Callable[[], bool], timeout: float = 300.0) -> None:
+    """Liveness wait for a condition (never an assertion about how long it took)."""
+    pause = threading.Event()
+    for _ in range(int(timeout / 0.1)):
+        if condition():
+            return
+        pause.wait(0.1)
+    assert condition(), "condition not reached"
+
+
+@pytest.fixture
+def lab() -> Iterator[tuple[Path, LabInventory]]:
+    home = Path(tempfile.mkdtemp(prefix="tpcbench-orchtest-"))
+    home.chmod(0o755)
+    CertificateAuthority.init(home / "ca")
+    try:
+        yield home, start_lab(home, 3, FILE_SIZE, network=NETWORK)
+    finally:
+        stop_lab(home)
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def webapp() -> Iterator[RealWebapp]:
+    workdir = Path(tempfile.mkdtemp(prefix="tpcbench-orchweb-"))
+    app = RealWebapp(workdir).create()
+    app.start()
+    try:
+        yield app
+    finally:
+        app.drop()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+class Orchestrator:
+    """`tpcbench` subcommands run as child processes with their own TPCBENCH_HOME."""
+
+    def __init__(self, state: Path, lab_home: Path, webapp: RealWebapp) -> None:
+        self.state = state
+        self.inventory = lab_home / "lab" / "inventory.json"
+        self.webapp = webapp
+        self.env = {
+            **os.environ,
+            "TPCBENCH_HOME": str(state),
+            "TPCBENCH_API_TOKEN": webapp.token,
+            "PYTHONPATH": str(REPO),
+        }
+
+    def spawn(self, *argv: str) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [sys.executable, "-m", "orchestrator", *argv],
+            env=self.env,
+            cwd=self.state,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+
+    def campaign(self, *extra: str) -> subprocess.Popen[str]:
+        return self.spawn(
+            "campaign",
+            "run",
+            "--inventory",
+            str(self.inventory),
+            "--report-to",
+            self.webapp.url,
+            "--transfers",
+            "2",
+            "--transfer-timeout",
+            "60",
+            *extra,
+        )
+
+    def journals(self) -> list[dict]:
+        folder = self.state / "campaigns"
+        return [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))]
+
+    def journal(self) -> dict:
+        (only,) = self.journals()
+        return only
+
+    def finished_count(self) -> int:
+        journals = self.journals()
+        return len(journals[0]["finished_measurements"]) if journals else 0
+
+    def spool(self) -> Spool:
+        return Spool(self.state / "spool")
+
+
+@pytest.fixture
+def orchestrator(tmp_path, lab, webapp) -> Orchestrator:
+    return Orchestrator(tmp_path, lab[0], webapp)
+
+
+def assert_each_spec_once(rows, expected: int) -> None:
+    specs = Counter((r[1], r[2], r[3], r[4]) for r in rows)
+    assert len(rows) == expected
+    assert max(specs.values()) == 1, "a measurement was stored twice"
+
+
+def test_full_campaign_lands_in_postgresql(orchestrator: Orchestrator, webapp) -> None:
+    process = orchestrator.campaign("--protocols", "https,gridftp", "--streams", "8,1")
+    output, _ = process.communicate(timeout=900)
+    assert process.returncode == 0, output
+    journal = orchestrator.journal()
+    assert journal["state"] == "finished"
+    rows = webapp.campaign_measurements(journal["uuid"])
+    assert_each_spec_once(rows, 3 * 2 * 2 * 2)
+    assert {r[0] for r in rows} == set(journal["finished_measurements"])
+    assert {(r[3], r[4]) for r in rows} == {
+        ("https", 8),
+        ("https", 1),
+        ("gridftp", 8),
+        ("gridftp", 1),
+    }
+    assert all(r[5] == 2 and r[6] == 0 and r[7] == 2 for r in rows), rows
+    assert all(r[8] is not None and r[8] >= 0 for r in rows)  # every pair's RTT
+    assert webapp.campaign_state(journal["uuid"]) == "finished"
+    assert orchestrator.spool().pending() == []
+    assert "finished: 24 ok, 0 failed of 24" in " ".join(output.split())
+
+
+def test_webapp_stopped_mid_campaign_loses_and_duplicates_nothing(
+    orchestrator: Orchestrator, webapp
+) -> None:
+    process = orchestrator.campaign("--protocols", "https", "--streams", "8,1")
+    try:
+        wait_until(lambda: orchestrator.finished_count() >= 2)
+        webapp.stop()
+        spool = orchestrator.spool()
+        wait_until(lambda: spool.depth() >= 2 or process.poll() is not None)
+        depth_while_down = spool.depth()
+    finally:
+        webapp.start()
+    output, _ = process.communicate(timeout=900)
+    assert process.returncode == 0, output
+    assert depth_while_down >= 1, "results must wait in the spool while the webapp is down"
+    # Whatever the campaign's own last flush did not deliver, a restarted reporter does.
+    Reporter(orchestrator.spool(), webapp.url, webapp.token).drain()
+    journal = orchestrator.journal()
+    rows = webapp.campaign_measurements(journal["uuid"])
+    assert_each_spec_once(rows, 3 * 2 * 1 * 2)
+    assert {r[0] for r in rows} == set(journal["finished_measurements"])
+    assert orchestrator.spool().pending() == []
+    assert orchestrator.spool().rejected() == []
+    assert webapp.campaign_state(journal["uuid"]) == "finished"
+
+
+def test_orchestrator_sigkilled_mid_campaign_then_restarted(
+    orchestrator: Orchestrator, webapp
+) -> None:
+    service = orchestrator.spawn(
+        "orchestrator",
+        "--inventory",
+        str(orchestrator.inventory),
+        "--report-to",
+        webapp.url,
+        "--transfers",
+        "2",
+        "--protocols",
+        "https",
+        "--streams",
+        "8,1",
+        "--schedule",
+        "0 0 1 1 *",
+        "--run-on-start",
+        "--metrics-port",
+        "0",
+    )
+    try:
+        wait_until(lambda: orchestrator.finished_count() >= 3)
+    finally:
+        service.send_signal(signal.SIGKILL)
+        service.communicate(timeout=60)
+    journal = orchestrator.journal()
+    assert journal["state"] == "running"  # it had no chance to say otherwise
+    finished_before_kill = set(journal["finished_measurements"])
+    assert finished_before_kill
+
+    restarted = orchestrator.spawn(
+        "orchestrator",
+        "--inventory",
+        str(orchestrator.inventory),
+        "--report-to",
+        webapp.url,
+        "--schedule",
+        "0 0 1 1 *",
+        "--metrics-port",
+        "0",
+        "--once",
+    )
+    output, _ = restarted.communicate(timeout=300)
+    assert restarted.returncode == 0, output
+    assert "interrupted" in output
+    assert orchestrator.journal()["state"] == "interrupted"
+    assert webapp.campaign_state(journal["uuid"]) == "interrupted"
+    rows = webapp.campaign_measurements(journal["uuid"])
+    stored = {r[0] for r in rows}
+    assert finished_before_kill <= stored, "a finished measurement was lost"
+    specs = Counter((r[1], r[2], r[3], r[4]) for r in rows)
+    assert max(specs.values()) == 1
+    assert len(rows) < 3 * 2 * 2  # the campaign was not silently completed or re-run
+    assert orchestrator.spool().pending() == []
+
+
+def test_lab_node_stopped_mid_campaign_shows_up_as_failed_measurements(
+    orchestrator: Orchestrator, webapp, lab
+) -> None:
+    home, _ = lab
+    process = orchestrator.campaign("--protocols", "https,gridftp", "--streams", "1")
+    try:
+        wait_until(lambda: orchestrator.finished_count() >= 2)
+    except AssertionError:
+        process.kill()
+        raise
+    record = LabRun.load(run_record_path(home))
+    for server in record.processes:
+        if server.node == "lab-3":
+            stop_process(server)
+    output, _ = process.communicate(timeout=900)
+    assert process.returncode == 1, output  # some measurements failed: exit status says so
+    journal = orchestrator.journal()
+    assert journal["state"] == "finished"
+    rows = webapp.campaign_measurements(journal["uuid"])
+    assert_each_spec_once(rows, 3 * 2 * 2)
+    failed = [r for r in rows if r[6] > 0]
+    assert failed, "measurements with the stopped node must be recorded as failures"
+    assert all("lab-3" in (r[1], r[2]) for r in failed)
+    reasons = webapp.query(
+        """
+        SELECT DISTINCT t.error_class, t.message FROM results_transfer t
+        JOIN results_measurement m ON m.id = t.measurement_id
+        JOIN results_campaign c ON c.id = m.campaign_id
+        WHERE c.uuid = %s AND t.outcome = 'failure'
+        """,
+        journal["uuid"],
+    )
+    assert reasons and all(cls is not None and message for cls, message in reasons), reasons
+    healthy = [r for r in rows if "lab-3" not in (r[1], r[2])]
+    assert healthy and all(r[6] == 0 for r in healthy)
