@@ -29,14 +29,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     actions.required = True
 
     up = actions.add_parser("up", help="start N lab nodes")
-    up.add_argument("--nodes", type=int, default=3, help="number of nodes (default 3)")
+    up.add_argument("--nodes", type=int, default=3, metavar="N", help="number of nodes (default 3)")
     up.add_argument(
-        "--file-size", type=_size, default=1 << 30, help="source file size (default 1GiB)"
+        "--file-size",
+        type=_size,
+        default=1 << 30,
+        metavar="SIZE",
+        help="source file size (default 1GiB)",
     )
     up.add_argument(
         "--rate", type=float, default=None, metavar="GBIT", help="cap each node's link (Gbit/s)"
     )
-    up.add_argument("--ca", type=Path, default=None, help="CA directory ($TPCBENCH_HOME/ca)")
+    up.add_argument(
+        "--ca", type=Path, default=None, metavar="DIR", help="CA directory ($TPCBENCH_HOME/ca)"
+    )
     up.add_argument(
         "--mode",
         choices=("auto", *MODES),
@@ -44,7 +50,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="netns (root: one namespace per node) or loopback (distinct ports); auto picks",
     )
     up.add_argument(
-        "--base-port", type=int, default=None, help="loopback mode: first port of node 1"
+        "--base-port",
+        type=int,
+        default=None,
+        metavar="PORT",
+        help="loopback mode: first port of node 1",
     )
     up.set_defaults(func=_up)
 

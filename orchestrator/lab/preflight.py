@@ -117,6 +117,6 @@ def check_host_ports_free(plans: Sequence[NodePlan]) -> None:
                     service = next((s for s, p in plan.ports.items() if p == port), "gridftp data")
                     raise UserError(
                         f"port {port} ({plan.name} {service}) is already in use on this host; "
-                        "stop what uses it, or choose other ports with "
-                        "TPCBENCH_LAB_BASE_PORT=<port>"
+                        "stop what uses it, or choose other ports with: "
+                        "tpcbench lab up --base-port <port>"
                     ) from None
