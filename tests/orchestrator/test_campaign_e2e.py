@@ -274,3 +274,91 @@ def test_lab_node_stopped_mid_campaign_shows_up_as_failed_measurements(
     assert reasons and all(cls is not None and message for cls, message in reasons), reasons
     healthy = [r for r in rows if "lab-3" not in (r[1], r[2])]
     assert healthy and all(r[6] == 0 for r in healthy)
+
+
+class VanishingLab:
+    """The lab's own discovery, except that `gone` drops out of it after `after` calls:
+    what Kubernetes discovery reports when a node's pods stop being Ready mid-campaign."""
+
+    def __init__(self, inventory: Path, gone: str, after: int) -> None:
+        from orchestrator.discovery import LabDiscovery
+
+        self.inner = LabDiscovery(inventory)
+        self.gone = gone
+        self.after = after
+        self.calls = 0
+
+    def discover(self):
+        self.calls += 1
+        nodes = self.inner.discover()
+        return [n for n in nodes if self.calls <= self.after or n.name != self.gone]
+
+
+def test_node_vanishing_from_discovery_fails_its_remaining_measurements(
+    tmp_path, lab, webapp, monkeypatch
+) -> None:
+    from orchestrator.campaign import run_campaign
+
+    home, inventory = lab
+    monkeypatch.setenv("TPCBENCH_HOME", str(tmp_path))
+    discovery = VanishingLab(home / "lab" / "inventory.json", "lab-2", after=3)
+    reporter = Reporter(Spool(tmp_path / "spool"), webapp.url, webapp.token)
+    result = run_campaign(
+        discovery,
+        protocols=("https",),
+        streams=(1,),
+        transfers=2,
+        file_size=FILE_SIZE,
+        max_parallel_pairs=1,
+        reporter=reporter,
+        creds=inventory.client,
+        rediscover_every=0.0,
+        home=tmp_path,
+    )
+    reporter.close()
+    assert result.state == "finished" and result.total == 6
+    rows = webapp.campaign_measurements(result.uuid)
+    assert_each_spec_once(rows, 6)
+    vanished = [m for m in result.measurements if m["failed"]]
+    assert vanished and all("lab-2" in (m["src"], m["dst"]) for m in vanished)
+    for m in vanished:
+        assert {t["error_class"] for t in m["transfers"]} == {"connect"}
+        assert "lab-2 is no longer ready" in m["transfers"][0]["message"]
+    assert any(m["failed"] == 0 and "lab-2" in (m["src"], m["dst"]) for m in result.measurements)
+
+
+@pytest.fixture
+def four_node_lab() -> Iterator[tuple[Path, LabInventory]]:
+    home = Path(tempfile.mkdtemp(prefix="tpcbench-orchtest4-"))
+    home.chmod(0o755)
+    CertificateAuthority.init(home / "ca")
+    try:
+        yield home, start_lab(home, 4, FILE_SIZE, network=NETWORK)
+    finally:
+        stop_lab(home)
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def test_parallel_pairs_never_share_a_node_on_real_servers(tmp_path, four_node_lab, webapp) -> None:
+    home, _ = four_node_lab
+    orchestrator = Orchestrator(tmp_path, home, webapp)
+    process = orchestrator.campaign(
+        "--protocols", "https", "--streams", "1", "--max-parallel-pairs", "2"
+    )
+    output, _ = process.communicate(timeout=900)
+    assert process.returncode == 0, output
+    journal = orchestrator.journal()
+    spans = webapp.query(
+        """
+        SELECT s.name, d.name, m.started, m.finished FROM results_measurement m
+        JOIN results_campaign c ON c.id = m.campaign_id
+        JOIN results_node s ON s.id = m.src_id JOIN results_node d ON d.id = m.dst_id
+        WHERE c.uuid = %s
+        """,
+        journal["uuid"],
+    )
+    assert len(spans) == 12
+    for i, (src_a, dst_a, start_a, end_a) in enumerate(spans):
+        for src_b, dst_b, start_b, end_b in spans[i + 1 :]:
+            if {src_a, dst_a} & {src_b, dst_b}:
+                assert end_a <= start_b or end_b <= start_a, "a node was in two measurements"
