@@ -147,8 +147,11 @@ class OrchestratorService:
 
     def run(self, once: bool = False, stop: threading.Event | None = None) -> None:
         stop = stop or threading.Event()
-        for uuid in recover_interrupted(self.reporter, self.home):
-            log.warning("campaign %s was interrupted by a crash; marked interrupted", uuid)
+        try:
+            with campaign_lock(self.home):
+                self._recover()
+        except UserError as exc:  # a `campaign run` is going on: its journal is not stale
+            log.info("%s; crash recovery waits for the next campaign", exc)
         self.reporter.start()
         try:
             while not stop.is_set():
@@ -159,6 +162,11 @@ class OrchestratorService:
         finally:
             self.stopping = True
             self.reporter.close(flush_timeout=5.0)
+
+    def _recover(self) -> None:
+        """Under the campaign lock: a journal still "running" belongs to a dead process."""
+        for uuid in recover_interrupted(self.reporter, self.home):
+            log.warning("campaign %s was interrupted (orchestrator killed); marked so", uuid)
 
     def tick(self, stop: threading.Event) -> CampaignResult | None:
         """One decision: run a requested campaign, else a due scheduled one, else nothing."""
@@ -208,6 +216,7 @@ class OrchestratorService:
         self.metrics.campaign_running.set(1)
         try:
             with campaign_lock(self.home):
+                self._recover()
                 try:
                     context = self.context_factory(settings)
                 except UserError as exc:

@@ -362,3 +362,44 @@ def test_parallel_pairs_never_share_a_node_on_real_servers(tmp_path, four_node_l
         for src_b, dst_b, start_b, end_b in spans[i + 1 :]:
             if {src_a, dst_a} & {src_b, dst_b}:
                 assert end_a <= start_b or end_b <= start_a, "a node was in two measurements"
+
+
+def test_sigterm_mid_campaign_marks_it_interrupted_and_exits_cleanly(
+    orchestrator: Orchestrator, webapp
+) -> None:
+    service = orchestrator.spawn(
+        "orchestrator",
+        "--inventory",
+        str(orchestrator.inventory),
+        "--report-to",
+        webapp.url,
+        "--transfers",
+        "2",
+        "--protocols",
+        "https,gridftp",
+        "--streams",
+        "8,1",
+        "--schedule",
+        "0 0 1 1 *",
+        "--run-on-start",
+        "--metrics-port",
+        "0",
+        "--stop-grace",
+        "120",
+    )
+    try:
+        wait_until(lambda: orchestrator.finished_count() >= 2)
+        service.send_signal(signal.SIGTERM)
+        output, _ = service.communicate(timeout=300)
+    finally:
+        if service.poll() is None:
+            service.kill()
+    assert service.returncode == 0, output
+    assert "stopped cleanly" in output and "Traceback" not in output
+    journal = orchestrator.journal()
+    assert journal["state"] == "interrupted"
+    assert webapp.campaign_state(journal["uuid"]) == "interrupted"
+    rows = webapp.campaign_measurements(journal["uuid"])
+    assert {r[0] for r in rows} == set(journal["finished_measurements"])
+    assert 2 <= len(rows) < 24
+    assert orchestrator.spool().pending() == []
