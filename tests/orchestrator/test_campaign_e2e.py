@@ -403,3 +403,43 @@ def test_sigterm_mid_campaign_marks_it_interrupted_and_exits_cleanly(
     assert {r[0] for r in rows} == set(journal["finished_measurements"])
     assert 2 <= len(rows) < 24
     assert orchestrator.spool().pending() == []
+
+
+def test_run_now_campaign_from_the_webapp_is_run_under_its_uuid(
+    orchestrator: Orchestrator, webapp
+) -> None:
+    import httpx
+
+    answer = httpx.post(
+        f"{webapp.url}/api/v1/campaigns/",
+        json={"trigger": "manual"},
+        headers={"Authorization": f"Token {webapp.token}"},
+    )
+    assert answer.status_code == 201, answer.text
+    requested = answer.json()["uuid"]
+    assert webapp.campaign_state(requested) == "pending"
+    service = orchestrator.spawn(
+        "orchestrator",
+        "--inventory",
+        str(orchestrator.inventory),
+        "--report-to",
+        webapp.url,
+        "--transfers",
+        "2",
+        "--protocols",
+        "https",
+        "--streams",
+        "1",
+        "--schedule",
+        "0 0 1 1 *",
+        "--metrics-port",
+        "0",
+        "--once",
+    )
+    output, _ = service.communicate(timeout=600)
+    assert service.returncode == 0, output
+    assert orchestrator.journal()["uuid"] == requested
+    assert webapp.campaign_state(requested) == "finished"
+    assert_each_spec_once(webapp.campaign_measurements(requested), 6)
+    trigger = webapp.query("SELECT trigger FROM results_campaign WHERE uuid = %s", requested)
+    assert trigger == [("manual",)]
