@@ -16,6 +16,7 @@ import logging
 import os
 import random
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -112,13 +113,17 @@ class Reporter:
             item = self.spool.put_campaign(campaign_uuid, {"uuid": campaign_uuid, **state})
         return self._try_now(item)
 
-    def drain(self) -> DrainResult:
-        """One pass over the spool: send everything that is waiting."""
+    def drain(self, deadline: float | None = None) -> DrainResult:
+        """One pass over the spool: send everything that is waiting (until the monotonic
+        `deadline`, if given: what is left simply stays spooled)."""
         result = DrainResult()
         if self._client is None:
             result.failed = len(self.spool.pending())
             return result
         for item in self.spool.pending():
+            if deadline is not None and time.monotonic() >= deadline:
+                result.failed += 1
+                continue
             outcome = self._send(item)
             if outcome == "sent":
                 result.sent += 1
@@ -173,7 +178,9 @@ class Reporter:
         self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout=60)
-        result = self.drain() if flush_timeout and self._client is not None else None
+        result = None
+        if flush_timeout and self._client is not None:
+            result = self.drain(deadline=time.monotonic() + flush_timeout)
         if self._client is not None:
             self._client.close()
         return result

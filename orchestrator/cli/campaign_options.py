@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from orchestrator.settings import PARSERS, load_settings
+from orchestrator.settings import PARSERS, Settings, load_settings
 
 CAMPAIGN_FLAGS: tuple[tuple[str, str], ...] = (
     ("--protocols", "comma-separated protocols (default https,gridftp)"),
@@ -41,5 +41,5 @@ def given_flags(args: argparse.Namespace) -> dict[str, Any]:
     return {k: v for k, v in vars(args).items() if k in PARSERS and v is not None}
 
 
-def settings_from_args(args: argparse.Namespace):  # -> Settings
+def settings_from_args(args: argparse.Namespace) -> Settings:
     return load_settings(given_flags(args), config_path=args.config)

@@ -364,8 +364,9 @@ def test_parallel_pairs_never_share_a_node_on_real_servers(tmp_path, four_node_l
                 assert end_a <= start_b or end_b <= start_a, "a node was in two measurements"
 
 
+@pytest.mark.parametrize("grace", ["120", "0"], ids=["measurements-finish", "cancelled-at-once"])
 def test_sigterm_mid_campaign_marks_it_interrupted_and_exits_cleanly(
-    orchestrator: Orchestrator, webapp
+    orchestrator: Orchestrator, webapp, grace: str
 ) -> None:
     service = orchestrator.spawn(
         "orchestrator",
@@ -385,7 +386,7 @@ def test_sigterm_mid_campaign_marks_it_interrupted_and_exits_cleanly(
         "--metrics-port",
         "0",
         "--stop-grace",
-        "120",
+        grace,
     )
     try:
         wait_until(lambda: orchestrator.finished_count() >= 2)
@@ -403,6 +404,10 @@ def test_sigterm_mid_campaign_marks_it_interrupted_and_exits_cleanly(
     assert {r[0] for r in rows} == set(journal["finished_measurements"])
     assert 2 <= len(rows) < 24
     assert orchestrator.spool().pending() == []
+    # Transfer clients aimed at this lab's nodes (other tests may run their own meanwhile).
+    pattern = r"(xrdcp|globus-url-copy).*10\.99\.22[1-3]\.2"
+    stray = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True)
+    assert stray.stdout == "", "a cancelled transfer left a process behind"
 
 
 def test_run_now_campaign_from_the_webapp_is_run_under_its_uuid(
