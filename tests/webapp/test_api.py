@@ -447,3 +447,34 @@ def test_api_docs_page_is_served_without_a_cdn(anonymous):
     html = response.content.decode()
     assert "swagger-ui" in html and "cdn" not in html.lower()
     assert anonymous.get("/api/redoc/").status_code == 200
+
+
+def test_ingest_race_falls_back_to_one_transaction_per_measurement(reporter, make_payload):
+    """A uuid stored by a concurrent ingest after our lookup: the others still go in."""
+    from results import services
+    from results.api.serializers import MeasurementInSerializer
+
+    def validated(body):
+        serializer = MeasurementInSerializer(data=body)
+        assert serializer.is_valid(), serializer.errors
+        return serializer.validated_data
+
+    raced, fresh = make_payload(), make_payload(src="r", dst="s")
+    changed = make_payload(src="t", dst="u")
+    reporter.post(URL, raced, format="json")
+    reporter.post(URL, changed, format="json")
+    other = dict(changed, rtt_ms=1.0)
+    payloads = [validated(raced), validated(fresh), validated(other)]
+    nodes = services.nodes_ensure(names=["node-a", "node-b", "r", "s", "t", "u"])
+    rows = {
+        p["uuid"]: services._build(
+            payload=p, fingerprint=services.payload_fingerprint(p), nodes=nodes, campaigns={}
+        )
+        for p in payloads
+    }
+    stored: dict = {}
+    created = services._insert_all_or_each(rows, stored)
+    assert created == {payloads[1]["uuid"]}
+    assert stored[payloads[0]["uuid"]].transfers.count() == 11
+    assert isinstance(stored[payloads[2]["uuid"]], services.MeasurementConflict)
+    assert Measurement.objects.count() == 3 and Transfer.objects.count() == 33

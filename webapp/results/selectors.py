@@ -6,7 +6,7 @@ Every selector runs a fixed number of queries whatever the number of nodes or pa
 import statistics
 from datetime import datetime
 
-from django.db.models import Avg, Count, Prefetch, Q
+from django.db.models import Avg, Count, F, Prefetch, Q
 from django.utils import timezone
 
 from results.choices import CampaignState
@@ -29,14 +29,14 @@ def latest_campaign() -> Campaign | None:
     """The latest finished campaign; before any has finished, the latest one with results."""
     finished = (
         Campaign.objects.filter(state=CampaignState.FINISHED)
-        .order_by("-finished", "-started", "-id")
+        .order_by(F("finished").desc(nulls_last=True), "-id")
         .first()
     )
     if finished is not None:
         return finished
     return (
         Campaign.objects.filter(Q(measurements__isnull=False))
-        .order_by("-started", "-id")
+        .order_by(F("started").desc(nulls_last=True), "-id")
         .distinct()
         .first()
     )

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from results.choices import CampaignState, Outcome, Trigger
@@ -86,8 +86,8 @@ def payload_fingerprint(payload: dict) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def nodes_ensure(*, names: Iterable[str]) -> dict[str, int]:
-    """Node ids by name, creating unknown nodes; every named node's last_seen becomes now."""
+def nodes_ensure(*, names: Iterable[str]) -> dict[str, Node]:
+    """Nodes by name, creating unknown ones; every named node's last_seen becomes now."""
     now = timezone.now()
     # Sorted inserts keep concurrent ingests from deadlocking on the unique name index.
     nodes = [Node(name=n, first_seen=now, last_seen=now) for n in sorted(set(names))]
@@ -95,15 +95,15 @@ def nodes_ensure(*, names: Iterable[str]) -> dict[str, int]:
         nodes, update_conflicts=True, unique_fields=["name"], update_fields=["last_seen"]
     )
     if any(n.pk is None for n in nodes):  # backends that cannot return ids on upsert
-        return dict(Node.objects.filter(name__in=[n.name for n in nodes]).values_list("name", "id"))
-    return {n.name: n.pk for n in nodes}
+        return {n.name: n for n in Node.objects.filter(name__in=[n.name for n in nodes])}
+    return {n.name: n for n in nodes}
 
 
-def campaigns_ensure(*, first_seen: dict[uuid_lib.UUID, datetime]) -> dict[uuid_lib.UUID, int]:
-    """Campaign ids by uuid; a uuid seen for the first time becomes a running 'cli' campaign."""
+def campaigns_ensure(*, first_seen: dict[uuid_lib.UUID, datetime]) -> dict[uuid_lib.UUID, Campaign]:
+    """Campaigns by uuid; a uuid seen for the first time becomes a running 'cli' campaign."""
     if not first_seen:
         return {}
-    known = dict(Campaign.objects.filter(uuid__in=first_seen).values_list("uuid", "id"))
+    known = {c.uuid: c for c in Campaign.objects.filter(uuid__in=first_seen)}
     missing = [
         Campaign(uuid=u, trigger=Trigger.CLI, state=CampaignState.RUNNING, started=started)
         for u, started in first_seen.items()
@@ -111,24 +111,32 @@ def campaigns_ensure(*, first_seen: dict[uuid_lib.UUID, datetime]) -> dict[uuid_
     ]
     if missing:
         Campaign.objects.bulk_create(missing, ignore_conflicts=True)
-        known = dict(Campaign.objects.filter(uuid__in=first_seen).values_list("uuid", "id"))
+        known = {c.uuid: c for c in Campaign.objects.filter(uuid__in=first_seen)}
     return known
 
 
-def _store(
+@dataclass
+class _Row:
+    """A measurement about to be inserted, with its transfers."""
+
+    measurement: Measurement
+    transfers: list[Transfer]
+
+
+def _build(
     *,
     payload: dict,
     fingerprint: str,
-    node_ids: dict[str, int],
-    campaign_ids: dict[uuid_lib.UUID, int],
-) -> Measurement:
+    nodes: dict[str, Node],
+    campaigns: dict[uuid_lib.UUID, Campaign],
+) -> _Row:
     figures = derived_figures(file_size=payload["file_size"], transfers=payload["transfers"])
     campaign = payload.get("campaign")
-    measurement = Measurement.objects.create(
+    measurement = Measurement(
         uuid=payload["uuid"],
-        campaign_id=campaign_ids[campaign] if campaign else None,
-        src_id=node_ids[payload["src"]],
-        dst_id=node_ids[payload["dst"]],
+        campaign=campaigns[campaign] if campaign else None,
+        src=nodes[payload["src"]],
+        dst=nodes[payload["dst"]],
         protocol=payload["protocol"],
         streams=payload["streams"],
         transfer_count=len(payload["transfers"]),
@@ -142,22 +150,72 @@ def _store(
         finished=payload["finished"],
         payload_sha256=fingerprint,
     )
-    Transfer.objects.bulk_create(
-        [
-            Transfer(
-                measurement=measurement,
-                index=t["index"],
-                start=t["start"],
-                end=t["end"],
-                bytes=t["bytes"],
-                outcome=t["outcome"],
-                error_class=t.get("error_class"),
-                message=t.get("message") or "",
-            )
-            for t in payload["transfers"]
-        ]
+    transfers = [
+        Transfer(
+            index=t["index"],
+            start=t["start"],
+            end=t["end"],
+            bytes=t["bytes"],
+            outcome=t["outcome"],
+            error_class=t.get("error_class"),
+            message=t.get("message") or "",
+        )
+        for t in payload["transfers"]
+    ]
+    return _Row(measurement, transfers)
+
+
+_TRANSFER_COLUMNS = (
+    "measurement_id",
+    "index",
+    "start",
+    "end",
+    "bytes",
+    "outcome",
+    "error_class",
+    "message",
+)
+
+
+def _copy_transfers(transfers: Sequence[Transfer]) -> None:
+    """COPY the transfer rows: several times faster than a multi-row INSERT at ingest rates."""
+    columns = ", ".join(connection.ops.quote_name(c) for c in _TRANSFER_COLUMNS)
+    with connection.wrap_database_errors, connection.cursor() as cursor:
+        with cursor.copy(f"COPY {Transfer._meta.db_table} ({columns}) FROM STDIN") as copy:
+            for t in transfers:
+                copy.write_row(
+                    (
+                        t.measurement_id,
+                        t.index,
+                        t.start,
+                        t.end,
+                        t.bytes,
+                        t.outcome,
+                        t.error_class,
+                        t.message,
+                    )
+                )
+
+
+def _insert(rows: Sequence[_Row]) -> None:
+    """An INSERT of the measurements (PostgreSQL returns the ids) and one of their transfers."""
+    Measurement.objects.bulk_create([r.measurement for r in rows])
+    transfers = []
+    for row in rows:
+        for transfer in row.transfers:
+            transfer.measurement = row.measurement
+            transfers.append(transfer)
+    if connection.vendor == "postgresql":
+        _copy_transfers(transfers)
+    else:
+        Transfer.objects.bulk_create(transfers, batch_size=500)
+
+
+def _conflict(uuid: uuid_lib.UUID) -> MeasurementConflict:
+    return MeasurementConflict(
+        f"measurement {uuid} already exists with different content; a new measurement "
+        "needs a new uuid"
     )
-    return measurement
 
 
 def _existing(uuid: uuid_lib.UUID, fingerprint: str) -> Measurement | None:
@@ -165,10 +223,7 @@ def _existing(uuid: uuid_lib.UUID, fingerprint: str) -> Measurement | None:
         Measurement.objects.filter(uuid=uuid).select_related("src", "dst", "campaign").first()
     )
     if existing is not None and existing.payload_sha256 != fingerprint:
-        raise MeasurementConflict(
-            f"measurement {uuid} already exists with different content; a new measurement "
-            "needs a new uuid"
-        )
+        raise _conflict(uuid)
     return existing
 
 
@@ -184,9 +239,11 @@ def measurement_ingest(*, payload: dict) -> IngestResult:
 
 
 def measurements_ingest(*, payloads: Sequence[dict]) -> list[IngestResult | MeasurementConflict]:
-    """Store validated payloads, one transaction each; per item an IngestResult or the conflict.
+    """Store validated payloads; per item an IngestResult (created or not) or a conflict.
 
-    Nodes, campaigns and already-stored uuids are looked up once for the whole batch.
+    Each measurement is stored whole or not at all: the batch goes in as one transaction of
+    two INSERTs; if that fails (a concurrent ingest of the same uuid), each measurement is
+    retried in its own transaction. Nodes, campaigns and stored uuids are looked up once.
     """
     fingerprints = [payload_fingerprint(p) for p in payloads]
     stored = {
@@ -195,51 +252,71 @@ def measurements_ingest(*, payloads: Sequence[dict]) -> list[IngestResult | Meas
             "src", "dst", "campaign"
         )
     }
-    fresh = [p for p in payloads if p["uuid"] not in stored]
-    node_ids = nodes_ensure(names=[n for p in fresh for n in (p["src"], p["dst"])]) if fresh else {}
-    first_seen: dict[uuid_lib.UUID, datetime] = {}
-    for p in fresh:
-        if p.get("campaign"):
-            first_seen.setdefault(p["campaign"], p["started"])
-    campaign_ids = campaigns_ensure(first_seen=first_seen)
+    fresh: dict[uuid_lib.UUID, tuple[dict, str]] = {}
+    for payload, fingerprint in zip(payloads, fingerprints, strict=True):
+        if payload["uuid"] not in stored:
+            fresh.setdefault(payload["uuid"], (payload, fingerprint))
+    if fresh:
+        nodes = nodes_ensure(names=[n for p, _ in fresh.values() for n in (p["src"], p["dst"])])
+        first_seen: dict[uuid_lib.UUID, datetime] = {}
+        for p, _ in fresh.values():
+            if p.get("campaign"):
+                first_seen.setdefault(p["campaign"], p["started"])
+        campaigns = campaigns_ensure(first_seen=first_seen)
+        rows = {
+            uuid: _build(payload=p, fingerprint=f, nodes=nodes, campaigns=campaigns)
+            for uuid, (p, f) in fresh.items()
+        }
+        created = _insert_all_or_each(rows, stored)
+    else:
+        created = set()
 
     results: list[IngestResult | MeasurementConflict] = []
+    answered: set[uuid_lib.UUID] = set()
     for payload, fingerprint in zip(payloads, fingerprints, strict=True):
         uuid = payload["uuid"]
         previous = stored.get(uuid)
-        if previous is not None:
-            if previous.payload_sha256 != fingerprint:
-                results.append(
-                    MeasurementConflict(
-                        f"measurement {uuid} already exists with different content; a new "
-                        "measurement needs a new uuid"
-                    )
-                )
-            else:
-                results.append(IngestResult(previous, created=False))
-            continue
-        try:
-            with transaction.atomic():
-                measurement = _store(
-                    payload=payload,
-                    fingerprint=fingerprint,
-                    node_ids=node_ids,
-                    campaign_ids=campaign_ids,
-                )
-        except IntegrityError:
-            # Lost a race with a concurrent ingest of the same uuid: answer as for a retry.
-            try:
-                existing = _existing(uuid, fingerprint)
-            except MeasurementConflict as conflict:
-                results.append(conflict)
-                continue
-            if existing is None:
-                raise
-            results.append(IngestResult(existing, created=False))
-            continue
-        stored[uuid] = measurement  # the same uuid later in this batch is a retry
-        results.append(IngestResult(measurement, created=True))
+        if isinstance(previous, MeasurementConflict) or (
+            previous is not None and previous.payload_sha256 != fingerprint
+        ):
+            results.append(_conflict(uuid))
+        elif uuid in created and uuid not in answered:
+            results.append(IngestResult(previous, created=True))
+        else:  # stored before, or the same uuid earlier in this batch: a retry
+            results.append(IngestResult(previous, created=False))
+        answered.add(uuid)
     return results
+
+
+def _insert_all_or_each(rows: dict[uuid_lib.UUID, _Row], stored: dict) -> set[uuid_lib.UUID]:
+    """Insert rows, recording each in `stored`; returns the uuids this call created."""
+    try:
+        with transaction.atomic():
+            _insert(list(rows.values()))
+    except IntegrityError:
+        created = set()
+        for uuid, row in rows.items():
+            row.measurement.pk = None
+            try:
+                with transaction.atomic():
+                    _insert([row])
+            except IntegrityError:
+                # Lost a race with a concurrent ingest of the same uuid: a retry or a conflict.
+                try:
+                    existing = _existing(uuid, row.measurement.payload_sha256)
+                except MeasurementConflict as conflict:
+                    stored[uuid] = conflict
+                    continue
+                if existing is None:
+                    raise
+                stored[uuid] = existing
+                continue
+            stored[uuid] = row.measurement
+            created.add(uuid)
+        return created
+    for uuid, row in rows.items():
+        stored[uuid] = row.measurement
+    return set(rows)
 
 
 def campaign_request(*, schedule: str = "", trigger: str = Trigger.MANUAL) -> Campaign:
