@@ -180,21 +180,21 @@ _TRANSFER_COLUMNS = (
 def _copy_transfers(transfers: Sequence[Transfer]) -> None:
     """COPY the transfer rows: several times faster than a multi-row INSERT at ingest rates."""
     columns = ", ".join(connection.ops.quote_name(c) for c in _TRANSFER_COLUMNS)
-    with connection.wrap_database_errors, connection.cursor() as cursor:
-        with cursor.copy(f"COPY {Transfer._meta.db_table} ({columns}) FROM STDIN") as copy:
-            for t in transfers:
-                copy.write_row(
-                    (
-                        t.measurement_id,
-                        t.index,
-                        t.start,
-                        t.end,
-                        t.bytes,
-                        t.outcome,
-                        t.error_class,
-                        t.message,
-                    )
+    sql = f"COPY {Transfer._meta.db_table} ({columns}) FROM STDIN"
+    with connection.wrap_database_errors, connection.cursor() as cursor, cursor.copy(sql) as copy:
+        for t in transfers:
+            copy.write_row(
+                (
+                    t.measurement_id,
+                    t.index,
+                    t.start,
+                    t.end,
+                    t.bytes,
+                    t.outcome,
+                    t.error_class,
+                    t.message,
                 )
+            )
 
 
 def _insert(rows: Sequence[_Row]) -> None:
