@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from orchestrator.endpoints import ClientCredentials, Endpoint
 from orchestrator.latency import measure_rtt
@@ -37,6 +37,9 @@ from orchestrator.planner import (
 from orchestrator.reporter import Reporter
 from orchestrator.spool import write_json_atomically
 from orchestrator.transfers.record import Clock, TransferRecord, iso
+
+if TYPE_CHECKING:
+    from orchestrator.discovery import Discovery
 
 log = logging.getLogger(__name__)
 
@@ -221,7 +224,7 @@ class _Cancellable:
 
 
 def run_campaign(
-    discovery: Any,
+    discovery: Discovery,
     *,
     protocols: Sequence[str] = DEFAULT_PROTOCOLS,
     streams: Sequence[int] = DEFAULT_STREAMS,
