@@ -171,7 +171,7 @@ def test_grid_has_a_cell_per_pair_and_a_band_per_check(client, mesh):
         assert row["cells"][i] == "self"
         for j, c in enumerate(row["cells"]):
             if i != j:
-                assert [b["tip"].split("\x1f")[0] for b in c["bands"]] == ["8 streams", "1 stream"]
+                assert [b["tip"].split("\n")[0] for b in c["bands"]] == ["8 streams", "1 stream"]
     assert 'aria-label="Legend for HTTPS' in html
     assert "Throughput &gt;= 30 Gbps" in html
     assert "Last updated" in html
@@ -184,8 +184,8 @@ def test_cell_status_value_and_link(client, mesh):
     assert ab["href"] == "/pairs/alpha/bravo/"
     eight, one = ab["bands"]
     assert eight["status"] == 0 and "s0" in eight["classes"]
-    assert eight["tip"].split("\x1f")[1] == "42.00 Gbps"
-    assert eight["tip"].split("\x1f")[3] == "3/3 succeeded"
+    assert eight["tip"].split("\n")[1] == "42.00 Gbps"
+    assert eight["tip"].split("\n")[3] == "3/3 succeeded"
     assert one["status"] == 1 and "12.00 Gbps" in one["tip"]
     assert "42.00 Gbps" in ab["label"] and "alpha to bravo" in ab["label"]
     assert cell(tables, "https", "charlie", "alpha")["bands"][0]["status"] == 2
@@ -198,7 +198,7 @@ def test_failed_cell_is_marked_and_explains_why(client, mesh):
     failed = cell(tables, "https", "bravo", "alpha")["bands"][0]
     assert failed["status"] == 2
     assert {"failed", "allfailed"} <= set(failed["classes"])
-    tip = failed["tip"].split("\x1f")
+    tip = failed["tip"].split("\n")
     assert tip[3] == "0/3 succeeded"
     assert "timeout" in tip[5] and "timed out after 600 s" in tip[5]
     healthy = cell(tables, "https", "alpha", "bravo")["bands"][0]
@@ -347,3 +347,24 @@ def test_plot_pages_reject_bad_window(client, mesh):
         response = client.get(url)
         assert response.status_code == 400
         assert "invalid window" in response.content.decode()
+
+
+def test_export_links_answer_with_the_data(client, mesh):
+    pages = ("/plots/latency/?protocol=https&window=latest", "/plots/streams/?protocol=https")
+    for page in pages:
+        html = client.get(page).content.decode()
+        links = [href.replace("&amp;", "&") for href in re.findall(r'href="(/api/v1/[^"]+)"', html)]
+        assert len(links) == 2, page
+        for link in links:
+            response = client.get(link)
+            assert response.status_code == 200, link
+            body = b"".join(response.streaming_content) if response.streaming else response.content
+            assert b"alpha" in body, link
+    latest = client.get(pages[0]).content.decode()
+    assert f"campaign={mesh['campaign']}" in latest
+    pair = client.get("/pairs/bravo/alpha/").content.decode()
+    csv_link = re.search(r'href="(/api/v1/measurements/[^"]*rows=transfers[^"]*)"', pair)
+    response = client.get(csv_link.group(1).replace("&amp;", "&"))
+    assert response.status_code == 200
+    body = b"".join(response.streaming_content).decode()
+    assert "timeout" in body and "transfer timed out after 600 s" in body

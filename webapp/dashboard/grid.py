@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import lru_cache
 from html import escape
 from urllib.parse import quote
 
@@ -18,7 +19,7 @@ from django.utils.safestring import SafeString, mark_safe
 # MaDDash status codes (CheckConstants.java) and its colour-blind-safe default palette.
 STATUS_NAMES = ("OK", "WARNING", "CRITICAL", "UNKNOWN", "NOT RUN")
 STATUS_COLOURS = ("#009E73", "#F0E442", "#CC79A7", "#E69F00", "#56B4E9")
-NOT_RUN = 4
+UNKNOWN, NOT_RUN = 3, 4
 
 PROTOCOL_TITLES = {
     "https": "HTTPS (XRootD, WebDAV COPY)",
@@ -51,10 +52,14 @@ class GridSection:
     n_measured: int
 
 
+@lru_cache(maxsize=8192)
+def _minute_text(minute: int) -> str:
+    return datetime.fromtimestamp(minute * 60, tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
 def format_time(epoch: float | int | None) -> str:
-    if not epoch:
-        return "never"
-    return datetime.fromtimestamp(epoch, tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
+    # Shown to the minute; a campaign's checks share few minutes, so this is mostly cached.
+    return _minute_text(int(epoch) // 60) if epoch else "never"
 
 
 def format_gbps(value: float | None) -> str:
@@ -65,38 +70,35 @@ def status_name(status: int) -> str:
     return STATUS_NAMES[status] if 0 <= status < len(STATUS_NAMES) else f"STATUS {status}"
 
 
-def _band_facts(check_name: str, check: dict) -> tuple[list[str], str]:
-    """The tooltip fields of one band and the sentence a screen reader hears."""
-    status = int(check.get("status", NOT_RUN))
-    ok = check.get("succeeded") or 0
-    failed = check.get("failed") or 0
-    total = ok + failed
-    count = f"{ok}/{total} succeeded" if total else "no transfers"
-    when = format_time(check.get("prevCheckTime"))
-    value = format_gbps(check.get("value_gbps"))
-    message = (check.get("message") or "").strip()
-    fields = [check_name, value, status_name(status), count, when, message]
-    spoken = f"{check_name}: {value}, {status_name(status)}, {count}, {when}"
-    if failed and message:
-        spoken += f", {message}"
-    return fields, spoken
+_NOT_RUN_CHECK = {"status": NOT_RUN, "message": "Check has not yet run"}
 
 
 def _band_html(check_name: str, check: dict | None) -> tuple[str, str]:
-    check = check or {"status": NOT_RUN, "message": "Check has not yet run"}
+    """One band's <span> and the words a screen reader hears.
+
+    data-tip holds the tooltip's fields, one a line: check, value, status, count, time, message.
+    """
+    check = check or _NOT_RUN_CHECK
     status = int(check.get("status", NOT_RUN))
-    failed = check.get("failed") or 0
     ok = check.get("succeeded") or 0
-    classes = f"band s{status if 0 <= status <= NOT_RUN else 3}"
+    failed = check.get("failed") or 0
+    value_gbps = check.get("value_gbps")
+    classes = f"band s{status if 0 <= status <= NOT_RUN else UNKNOWN}"
     if failed:
         # Some transfers failed: hatched; none succeeded: also crossed out.
         classes += " failed" if ok else " failed allfailed"
-    fields, spoken = _band_facts(check_name, check)
-    tip = escape("\x1f".join(fields))
-    return (
-        f'<span class="{classes}" data-status="{status}" data-tip="{tip}"></span>',
-        spoken,
+    count = f"{ok}/{ok + failed} succeeded" if ok + failed else "no transfers"
+    value = format_gbps(value_gbps)
+    name = status_name(status)
+    message = check.get("message") or ""
+    if not failed and value_gbps is not None and check.get("measurements", 1) <= 1:
+        message = ""  # it would only repeat the value
+    tip = escape(
+        f"{check_name}\n{value}\n{name}\n{count}\n"
+        f"{format_time(check.get('prevCheckTime'))}\n{' '.join(message.split())}"
     )
+    spoken = f"{check_name} {value} {name}" + (f", {count}" if failed else "")
+    return f'<span class="{classes}" data-status="{status}" data-tip="{tip}"></span>', spoken
 
 
 class PairLinks:
@@ -124,7 +126,7 @@ def _cell_html(
         bands.append(band)
         spoken.append(words)
     href = links.href(src, dst)
-    label = escape(f"{src} to {dst}. " + ". ".join(spoken))
+    label = escape(f"{src} to {dst}: " + "; ".join(spoken))
     return (
         f'<td><a class="cell" href="{escape(href)}" aria-label="{label}"'
         f' data-src="{escape(src)}" data-dst="{escape(dst)}">{"".join(bands)}</a></td>'
@@ -146,7 +148,8 @@ def build_table(grid: dict, slug: str, title: str) -> SafeString:
         f'<caption class="visually-hidden">{escape(title)}: rows are sources, columns are'
         " destinations; each cell has one band per check, top to bottom: "
         f"{escape(', '.join(check_names))}.</caption>",
-        '<thead><tr><td class="corner"><span>source \u2193 \u00b7 destination \u2192</span></td>',
+        '<thead><tr><td class="corner"><span>destination \u2192</span><span>source \u2193</span>'
+        "</td>",
     ]
     for index, column in enumerate(columns):
         props = column_props[index] if index < len(column_props) else {}

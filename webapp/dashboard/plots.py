@@ -92,6 +92,8 @@ def history_figure(history: list[dict]) -> dict:
             "overlaying": "y",
             "side": "right",
             "rangemode": "tozero",
+            "tickmode": "auto",
+            "tickformat": ".1f",
             "showgrid": False,
         },
     }

@@ -29,7 +29,7 @@ STREAM_CHOICES = (8, 1)
 HISTORY_DAYS = (7, 20, 90)
 DEFAULT_HISTORY_DAYS = 20
 
-EMPTY_HINT = "No measurements yet."
+MEASUREMENTS_API = "/api/v1/measurements/"
 
 
 def _window(request: HttpRequest, default: str) -> tuple[str, str | None]:
@@ -102,7 +102,9 @@ def pair_page(request: HttpRequest, src: str, dst: str) -> HttpResponse:
             status=404,
         )
     days = _choice(request, "days", HISTORY_DAYS, DEFAULT_HISTORY_DAYS)
-    history = selectors.pair_history(src=src, dst=dst, since=timezone.now() - timedelta(days=days))
+    since = timezone.now() - timedelta(days=days)
+    history = selectors.pair_history(src=src, dst=dst, since=since)
+    query = {"src": src, "dst": dst, "since": since.isoformat(timespec="seconds")}
     context = {
         "nav": "grid",
         "src": src,
@@ -113,15 +115,10 @@ def pair_page(request: HttpRequest, src: str, dst: str) -> HttpResponse:
         "figure": plots.history_figure(history) if history else None,
         "latest": latest_per_check(history),
         "recent": recent_measurements(history),
-        "csv_url": "/api/v1/measurements/?"
-        + urlencode(
-            {
-                "src": src,
-                "dst": dst,
-                "since": (timezone.now() - timedelta(days=days)).isoformat(),
-                "format": "csv",
-            }
-        ),
+        "csv_url": f"{MEASUREMENTS_API}?{urlencode({**query, 'format': 'csv'})}",
+        "json_url": f"{MEASUREMENTS_API}?{urlencode(query)}",
+        "transfers_csv_url": f"{MEASUREMENTS_API}?"
+        + urlencode({**query, "format": "csv", "rows": "transfers"}),
     }
     return render(request, "dashboard/pair.html", context)
 
@@ -183,17 +180,21 @@ def streams_page(request: HttpRequest) -> HttpResponse:
 
 
 def _exports(endpoint: str, protocols: list[str], params: dict, streams: int | None) -> list[dict]:
-    """JSON of the aggregate endpoint and CSV of the raw measurements, per protocol."""
-    rows = []
-    for protocol in protocols:
-        raw = {"protocol": protocol, "format": "csv"}
-        if streams is not None:
-            raw["streams"] = streams
-        rows.append(
-            {
-                "protocol": protocol,
-                "json": f"{endpoint}?{urlencode({'protocol': protocol, **params})}",
-                "csv": f"/api/v1/measurements/?{urlencode(raw)}",
-            }
-        )
-    return rows
+    """Per protocol: the aggregate endpoint as JSON and the raw measurements behind it as CSV."""
+    window = selectors.parse_window(params["window"])
+    raw_filter: dict = {"format": "csv"}
+    if streams is not None:
+        raw_filter["streams"] = streams
+    if window.duration is not None:
+        since = timezone.now() - window.duration
+        raw_filter["since"] = since.isoformat(timespec="seconds")
+    elif (campaign := selectors.latest_campaign()) is not None:
+        raw_filter["campaign"] = str(campaign.uuid)
+    return [
+        {
+            "protocol": protocol,
+            "json": f"{endpoint}?{urlencode({'protocol': protocol, **params})}",
+            "csv": f"{MEASUREMENTS_API}?{urlencode({'protocol': protocol, **raw_filter})}",
+        }
+        for protocol in protocols
+    ]

@@ -8,7 +8,7 @@
   let lit = [];
 
   function parseBand(band) {
-    const parts = (band.dataset.tip || "").split("\x1f");
+    const parts = (band.dataset.tip || "").split("\n");
     const out = {};
     FIELDS.forEach((name, i) => { out[name] = parts[i] || ""; });
     out.status_code = band.dataset.status;
