@@ -9,7 +9,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: help demo test bench lint system-deps venv postgres clean
+.PHONY: help demo demo-down test bench lint system-deps venv postgres clean
 
 help:
 	@sed -n '2,6p' Makefile | sed 's/^# *//'
@@ -34,6 +34,9 @@ test: system-deps venv postgres
 
 demo: system-deps venv
 	@scripts/demo.sh
+
+demo-down:
+	@scripts/demo.sh down
 
 bench: system-deps venv postgres
 	@scripts/bench.sh

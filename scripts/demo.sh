@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# make demo: a lab of real XRootD-HTTPS and GridFTP servers, the webapp, one campaign, the dashboard.
+#   scripts/demo.sh         start (or reuse) everything and run a campaign
+#   scripts/demo.sh down    stop the dashboard and the lab
+# Knobs (environment): DEMO_NODES (4), DEMO_FILE_SIZE (32MiB), DEMO_TRANSFERS (11),
+#   DEMO_STREAMS (8,1), DEMO_PROTOCOLS (https,gridftp), DEMO_PORT (8000), TPCBENCH_HOME.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+NODES=${DEMO_NODES:-4}
+FILE_SIZE=${DEMO_FILE_SIZE:-32MiB}
+TRANSFERS=${DEMO_TRANSFERS:-11}
+STREAMS=${DEMO_STREAMS:-8,1}
+PROTOCOLS=${DEMO_PROTOCOLS:-https,gridftp}
+PORT=${DEMO_PORT:-8000}
+export TPCBENCH_HOME=${TPCBENCH_HOME:-$([ "$(id -u)" -eq 0 ] && echo /var/lib/tpc-bench || echo "$HOME/.local/state/tpc-bench")}
+DEMO_DIR=$TPCBENCH_HOME/demo
+URL=http://127.0.0.1:$PORT
+TPCBENCH=.venv/bin/tpcbench
+PY=.venv/bin/python
+
+# The webapp's environment: SQLite, the demo's zero-setup database, unless DATABASE_URL is set.
+mkdir -p "$DEMO_DIR"
+[ -s "$DEMO_DIR/secret-key" ] || (umask 077; $PY -c 'import secrets; print(secrets.token_urlsafe(50))' > "$DEMO_DIR/secret-key")
+export DATABASE_URL=${DATABASE_URL:-sqlite:///$DEMO_DIR/db.sqlite3}
+export DJANGO_SECRET_KEY=$(cat "$DEMO_DIR/secret-key")
+export DJANGO_STATIC_ROOT=$DEMO_DIR/static
+
+stop_dashboard() {
+  if [ -s "$DEMO_DIR/webapp.pid" ] && kill -0 "$(cat "$DEMO_DIR/webapp.pid")" 2>/dev/null; then
+    kill "$(cat "$DEMO_DIR/webapp.pid")" && echo "demo: dashboard stopped"
+  fi
+  rm -f "$DEMO_DIR/webapp.pid"
+}
+
+if [ "${1:-}" = "down" ]; then
+  stop_dashboard
+  $TPCBENCH lab down
+  exit 0
+fi
+
+echo "demo: [1/5] certificate authority"
+$TPCBENCH ca init
+
+echo "demo: [2/5] lab of $NODES nodes (real xrootd + globus-gridftp-server, ${FILE_SIZE} source files)"
+if $TPCBENCH lab status >/dev/null 2>&1; then
+  echo "demo: a lab is already running; reusing it (scripts/demo.sh down stops it)"
+else
+  $TPCBENCH lab up --nodes "$NODES" --file-size "$FILE_SIZE"
+fi
+
+echo "demo: [3/5] webapp at $URL (database: $DATABASE_URL)"
+$PY webapp/manage.py migrate --noinput -v 0
+$PY webapp/manage.py collectstatic --noinput -v 0
+if [ ! -s "$DEMO_DIR/api-token" ]; then
+  (umask 077; $PY webapp/manage.py create_api_token demo-orchestrator | tail -n 1 | awk '{print $NF}' > "$DEMO_DIR/api-token")
+fi
+if ! curl -fsS -o /dev/null "$URL/api/v1/nodes/" 2>/dev/null; then
+  stop_dashboard
+  setsid .venv/bin/gunicorn --chdir webapp --bind "127.0.0.1:$PORT" --workers 2 \
+    --access-logfile "$DEMO_DIR/access.log" --error-logfile "$DEMO_DIR/webapp.log" \
+    --pid "$DEMO_DIR/webapp.pid" --daemon tpcbench_web.wsgi:application
+  for _ in $(seq 1 60); do curl -fsS -o /dev/null "$URL/api/v1/nodes/" 2>/dev/null && break; sleep 0.5; done
+  curl -fsS -o /dev/null "$URL/api/v1/nodes/" || { echo "demo: the webapp did not start; see $DEMO_DIR/webapp.log" >&2; exit 1; }
+fi
+
+echo "demo: [4/5] campaign: every ordered pair x ($PROTOCOLS) x streams ($STREAMS), $TRANSFERS x $FILE_SIZE each"
+$TPCBENCH campaign run --protocols "$PROTOCOLS" --streams "$STREAMS" --transfers "$TRANSFERS" \
+  --file-size "$FILE_SIZE" --report-to "$URL" --token-file "$DEMO_DIR/api-token" \
+  || echo "demo: some measurements failed; the grid shows them with their reasons"
+
+echo "demo: [5/5] done"
+echo
+echo "  Dashboard:  $URL/"
+echo "  REST API:   $URL/api/docs/"
+echo "  MaDDash:    $URL/maddash/grids/"
+echo
+echo "  Another campaign: TPCBENCH_HOME=$TPCBENCH_HOME $TPCBENCH campaign run --report-to $URL --token-file $DEMO_DIR/api-token"
+echo "  Stop it all:      make demo-down"
