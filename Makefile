@@ -9,7 +9,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: help demo demo-down test bench lint system-deps venv postgres clean
+.PHONY: help demo demo-down test bench lint system-deps venv postgres simcluster clean
 
 help:
 	@sed -n '2,6p' Makefile | sed 's/^# *//'
@@ -29,7 +29,11 @@ venv: $(STAMP)
 postgres: system-deps
 	@scripts/ensure-postgres.sh
 
-test: system-deps venv postgres
+# The simulated Kubernetes control plane's binaries are built once per machine and cached.
+simcluster: system-deps
+	@scripts/simcluster/build.sh >/dev/null
+
+test: system-deps venv postgres simcluster
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 demo: system-deps venv

@@ -12,7 +12,7 @@ declare -A GROUP_PACKAGES=(
 )
 
 groups=("$@")
-[ ${#groups[@]} -gt 0 ] || groups=(base lab postgres browser)
+[ ${#groups[@]} -gt 0 ] || groups=(base lab postgres browser cluster)
 
 wanted=()
 for g in "${groups[@]}"; do
