@@ -13,7 +13,6 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from dashboard.samples import store
 from django.utils import timezone
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -30,6 +29,7 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 NODES = [f"node-{i:02d}" for i in range(1, 7)]
+GIB = 2**30
 # MaDDash's colour-blind-safe defaults as the browser reports them, by status 0..4.
 STATUS_RGB = {
     0: "rgb(0, 158, 115)",
@@ -40,7 +40,25 @@ STATUS_RGB = {
 }
 
 
-def fill_mesh() -> None:
+@pytest.fixture
+def store(ingest):
+    """The conftest's `ingest` (a real POST to the API), given a throughput in Gbps."""
+
+    def post(*, gbps: float, transfers: int = 3, failed: int = 0, campaign=None, **kwargs) -> dict:
+        ok = transfers - failed
+        seconds = ok * GIB * 8 / (gbps * 1e9) if ok else 60.0
+        return ingest(
+            k=transfers,
+            seconds=seconds,
+            failed=failed,
+            campaign=str(campaign) if campaign else None,
+            **kwargs,
+        )
+
+    return post
+
+
+def fill_mesh(store) -> None:
     """Six nodes; https for every pair (OK, WARNING, CRITICAL, one all-failed, one never run),
     gridftp for some pairs, and two weeks of history for node-01 -> node-02."""
     campaign = uuid_lib.uuid4()
@@ -101,10 +119,10 @@ def screenshots(tmp_path: Path) -> Path:
     return directory
 
 
-def test_dashboard_in_chromium(live_server, screenshots):
+def test_dashboard_in_chromium(live_server, screenshots, store):
     from playwright.sync_api import sync_playwright
 
-    fill_mesh()  # all database work before Playwright starts its event loop
+    fill_mesh(store)  # all database work before Playwright starts its event loop
     errors: list[str] = []
     saved: list[Path] = []
     with sync_playwright() as playwright:
