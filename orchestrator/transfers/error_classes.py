@@ -42,7 +42,7 @@ _PATTERNS: tuple[tuple[ErrorClass, re.Pattern[str]], ...] = (
         re.compile(
             r"connection refused|could ?n[o']?t connect|failed to connect|no route to host|"
             r"network is unreachable|name or service not known|could not resolve|"
-            r"unable to connect|\[3001\]",
+            r"unable to connect|\[FATAL\] connection error|\[3001\]",
             re.I,
         ),
     ),
@@ -58,12 +58,23 @@ _PATTERNS: tuple[tuple[ErrorClass, re.Pattern[str]], ...] = (
 )
 
 
+# GSI (GridFTP's TLS with X509) failures quote file names and "not found" in their chains;
+# they are trust (tls) or credential/mapping (auth) problems, never a missing data file.
+_GSI = re.compile(r"globus_gsi|GSS Major|gss_assist|credential", re.I)
+
+
 def classify_message(message: str) -> ErrorClass:
     """The error class a failure message points at; `remote-failure` when nothing else fits."""
+    if _GSI.search(message) and not _PATTERNS[0][1].search(message):
+        return "tls" if _pattern("tls").search(message) else "auth"
     for error_class, pattern in _PATTERNS:
         if pattern.search(message):
             return error_class
     return "remote-failure"
+
+
+def _pattern(error_class: ErrorClass) -> re.Pattern[str]:
+    return next(p for c, p in _PATTERNS if c == error_class)
 
 
 def classify_http_status(status: int) -> ErrorClass:

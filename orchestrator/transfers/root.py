@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from orchestrator.endpoints import ClientCredentials, Endpoint
 from orchestrator.transfers.base import DEFAULT_TIMEOUT, ProgressCallback, build_record
 from orchestrator.transfers.error_classes import outcome_of
@@ -9,6 +11,22 @@ from orchestrator.transfers.gridftp import credential_env
 from orchestrator.transfers.process import run_process
 from orchestrator.transfers.record import Clock, TransferRecord
 from orchestrator.transfers.urls import root_url
+
+# XrdCl retries a refused connection for up to 5 x 120 s by default; a measurement wants a
+# dead server to be a prompt `connect` failure. Data movement is unaffected.
+FAIL_FAST_CONNECT = {"XRD_CONNECTIONRETRY": "1", "XRD_CONNECTIONWINDOW": "15"}
+# XrdCl log lines that only appear when an established session breaks (the server died).
+_SESSION_LOST = re.compile(r"Socket error encountered|Unable to get the response to request")
+_LOG_LINE = re.compile(r"^\[\d{4}-\d\d-\d\d ")
+
+
+def xrdcp_outcome(returncode: int | None, timed_out: bool, stderr: str, timeout: float) -> dict:
+    """Error class and message from xrdcp's exit code, its verdict and its error log."""
+    verdict = "\n".join(line for line in stderr.splitlines() if not _LOG_LINE.match(line))
+    outcome = outcome_of(returncode, timed_out, verdict, timeout)
+    if outcome["error_class"] == "connect" and _SESSION_LOST.search(stderr):
+        outcome["error_class"] = "killed"
+    return outcome
 
 
 def xrdcp_argv(
@@ -21,6 +39,8 @@ def xrdcp_argv(
         "only",
         "--force",
         "--nopbar",
+        "-d",
+        "1",  # only XrdCl's error log tells a lost session from a refused connection
         "--streams",
         str(streams),
         root_url(src, src_path),
@@ -51,7 +71,8 @@ class XrootdTpc:
         clock = clock or Clock()
         argv = xrdcp_argv(src, dst, src_path, dst_path, streams)
         start = clock.now()
-        result = await run_process(argv, env=credential_env(creds), timeout=timeout)
+        env = {**credential_env(creds), **FAIL_FAST_CONNECT}
+        result = await run_process(argv, env=env, timeout=timeout)
         end = clock.now()
         succeeded = result.returncode == 0 and not result.timed_out
         if succeeded and on_progress is not None and size is not None:
@@ -67,5 +88,5 @@ class XrootdTpc:
             succeeded=succeeded,
             size=size,
             moved=0,
-            **outcome_of(result.returncode, result.timed_out, result.stderr, timeout),
+            **xrdcp_outcome(result.returncode, result.timed_out, result.stderr, timeout),
         )

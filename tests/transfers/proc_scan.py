@@ -38,16 +38,25 @@ def descendants(root: int | None = None) -> set[int]:
     return found
 
 
+def _uid(pid: int) -> int | None:
+    try:
+        return os.stat(f"/proc/{pid}").st_uid
+    except OSError:
+        return None
+
+
 def group_of(pid: int) -> int | None:
     stat = _stat(pid)
     return None if stat is None else stat[1]
 
 
-def processes_mentioning(text: str) -> list[int]:
-    """Live processes whose command line contains `text`."""
+def processes_mentioning(text: str, uid: int | None = None) -> list[int]:
+    """Live processes (of user `uid`, if given) whose command line contains `text`."""
     found = []
     for pid in _pids():
         try:
+            if uid is not None and os.stat(f"/proc/{pid}").st_uid != uid:
+                continue
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
         except OSError:
             continue
@@ -57,8 +66,12 @@ def processes_mentioning(text: str) -> list[int]:
 
 
 def leftovers(server_groups: set[int], mention: str | None = None) -> list[int]:
-    """Our descendants outside the servers' process groups, plus any process naming `mention`."""
-    ours = {p for p in descendants() if group_of(p) not in server_groups}
+    """Our descendants outside the servers' groups, plus our user's processes naming `mention`.
+
+    The servers run as another user; their own helpers (XRootD's `xrdcp --server`) are theirs.
+    """
+    ours = {p for p in descendants() if group_of(p) not in server_groups and _uid(p) == os.getuid()}
     if mention is not None:
-        ours |= {p for p in processes_mentioning(mention) if group_of(p) not in server_groups}
+        named = processes_mentioning(mention, uid=os.getuid())
+        ours |= {p for p in named if group_of(p) not in server_groups}
     return sorted(ours)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from orchestrator.transfers.error_classes import classify_http_status, classify_message, outcome_of
+from orchestrator.transfers.root import xrdcp_outcome
 
 
 @pytest.mark.parametrize(
@@ -18,6 +19,7 @@ from orchestrator.transfers.error_classes import classify_http_status, classify_
         # xrdcp
         ("Run: [ERROR] Server responded with an error: [3011] Unable to open /x", "not-found"),
         ("Run: [ERROR] Server responded with an error: [3010] tpc not authorized", "auth"),
+        ("Run: [FATAL] Connection error", "connect"),
         # globus-url-copy
         (
             "globus_xio: Unable to connect to 127.0.0.1:19812 "
@@ -70,3 +72,23 @@ def test_process_outcomes() -> None:
         "error_class": "not-found",
         "message": "error: No such file or directory",
     }
+
+
+LOST_SESSION = """\
+[2026-11-21 17:42:02.002488 +0000][Error  ][AsyncSock         ] [127.0.0.1:19095.0] Socket error encountered: [ERROR] Socket error: operation now in progress
+[2026-11-21 17:42:02.002709 +0000][Error  ][XRootD            ] [127.0.0.1:19095] Unable to get the response to request kXR_sync (handle: 0x00000000)
+[2026-11-21 17:42:02.002923 +0000][Error  ][AsyncSock         ] [127.0.0.1:19095.0] Unable to connect: connection refused
+Run: [FATAL] Connection error
+"""  # noqa: E501 (verbatim xrdcp -d 1 output)
+REFUSED = """\
+[2026-11-21 17:42:06.157248 +0000][Error  ][AsyncSock         ] [127.0.0.1:19095.0] Unable to connect: connection refused
+Run: [FATAL] Connection error:  (destination)
+"""  # noqa: E501
+
+
+def test_xrdcp_tells_a_lost_session_from_a_refused_connection() -> None:
+    assert xrdcp_outcome(51, False, LOST_SESSION, 10) == {
+        "error_class": "killed",
+        "message": "Run: [FATAL] Connection error",
+    }
+    assert xrdcp_outcome(51, False, REFUSED, 10)["error_class"] == "connect"

@@ -19,6 +19,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from proc_scan import processes_mentioning
+
 from ca.authority import CertificateAuthority
 from orchestrator.endpoints import ClientCredentials, Endpoint, source_name
 from orchestrator.servers import (
@@ -85,7 +87,7 @@ class Node:
                 start_new_session=True,
             )
             log.close()
-        for port in self._ports(which):
+        for port in self.ports(which):
             _wait_for_port(self.plan.address, port)
 
     def signal(self, service: str, signum: int) -> None:
@@ -102,8 +104,12 @@ class Node:
                 os.killpg(process.pid, signal.SIGCONT)  # a stopped group cannot die of TERM
                 os.killpg(process.pid, signal.SIGKILL)
             process.wait(timeout=30)
+        # XRootD runs its TPC helper in a session of its own; a killed server orphans it.
+        for pid in processes_mentioning(str(self.home)):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
-    def _ports(self, which: str) -> list[int]:
+    def ports(self, which: str) -> list[int]:
         ports = {"xrootd": [self.plan.https, self.plan.root], "gridftp": [self.plan.gridftp]}
         return ports["xrootd"] + ports["gridftp"] if which == "both" else ports[which]
 
@@ -196,6 +202,10 @@ def start_two_nodes(source_sizes: list[int]) -> TwoNodes:
         )
         nodes.append(node)
     two = TwoNodes(base=base, nodes=nodes, creds=creds, ca=ca)
+    for node in nodes:  # else the readiness wait would be fooled by a stranger's server
+        for port in node.ports("both"):
+            if _listening(node.plan.address, port):
+                raise RuntimeError(f"port {port} is taken; stop whatever listens there")
     try:
         for node in nodes:
             node.start()
@@ -214,6 +224,14 @@ def write_random_file(path: Path, size: int, user: pwd.struct_passwd) -> None:
             out.write(os.urandom(chunk))
             remaining -= chunk
     os.chown(path, user.pw_uid, user.pw_gid)
+
+
+def _listening(address: str, port: int) -> bool:
+    try:
+        with socket.create_connection((address, port), timeout=1.0):
+            return True
+    except OSError:
+        return False
 
 
 def _wait_for_port(address: str, port: int, deadline_s: float = 30.0) -> None:

@@ -1,0 +1,205 @@
+"""Every protocol against real XRootD and GridFTP servers: data verified, failures classified.
+
+Marked `lab`: needs root, xrootd, globus-gridftp-server and globus-url-copy (all installed by
+scripts/install-system-deps.sh).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import signal
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import BIG, SMALL
+from proc_scan import leftovers
+from transfer_servers import Node, TwoNodes
+
+from ca.authority import CertificateAuthority
+from orchestrator.endpoints import ClientCredentials, source_name
+from orchestrator.measurement import (
+    MeasurementRecord,
+    destination_name,
+    remove_destination_files,
+    run_measurement,
+)
+from orchestrator.transfers import TRANSFER_TOOLS
+from orchestrator.transfers.process import TERMINATE_GRACE
+
+pytestmark = pytest.mark.lab
+PROTOCOLS = sorted(TRANSFER_TOOLS)
+
+
+def md5(path: Path) -> str:
+    digest = hashlib.md5()
+    with open(path, "rb") as stream:
+        while block := stream.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def measure(two: TwoNodes, protocol: str, streams: int, **options: object) -> MeasurementRecord:
+    src, dst = (n.endpoint for n in two.nodes)
+    options.setdefault("creds", two.creds)
+    options.setdefault("timeout", 60)  # a hung transfer fails the test instead of hanging it
+    return asyncio.run(
+        run_measurement(src, dst, protocol, streams, options.pop("transfers", 3), **options)
+    )
+
+
+def measure_while(
+    two: TwoNodes, protocol: str, action: Callable[[], None], **options: object
+) -> MeasurementRecord:
+    """Run a BIG-file measurement and call `action` once every destination file has data."""
+    src, dst = (n.endpoint for n in two.nodes)
+    data = two.nodes[1].data_root
+
+    async def scenario() -> MeasurementRecord:
+        task = asyncio.create_task(
+            run_measurement(
+                src, dst, protocol, 1, 3, BIG, creds=two.creds, measure_latency=False, **options
+            )
+        )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not task.done():
+            sizes = [p.stat().st_size for p in data.glob("tpcbench-*")]
+            if len(sizes) == 3 and all(0 < s < BIG for s in sizes):
+                action()  # every transfer is under way and none has finished
+                break
+            await asyncio.sleep(0.01)
+        else:
+            pytest.fail("the transfers never got under way together")
+        return await task
+
+    return asyncio.run(scenario())
+
+
+@pytest.mark.parametrize("streams", [1, 8])
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_transfers_deliver_the_exact_bytes(
+    two_nodes: TwoNodes, protocol: str, streams: int
+) -> None:
+    record = measure(two_nodes, protocol, streams, file_size=SMALL, keep_files=True)
+    assert (record.succeeded, record.failed) == (3, 0), [t.message for t in record.transfers]
+    expected = md5(two_nodes.nodes[0].data_root / source_name(SMALL).lstrip("/"))
+    destination = two_nodes.nodes[1].data_root
+    for transfer in record.transfers:
+        written = destination / destination_name(record.uuid, transfer.index).lstrip("/")
+        assert md5(written) == expected
+        assert transfer.bytes == SMALL and transfer.error_class is None
+    assert record.throughput_gbps > 0 and record.makespan_gbps > 0
+    assert record.rtt_ms is not None and record.rtt_ms > 0
+    assert record.to_json()["transfers"][0]["outcome"] == "success"
+    assert (
+        asyncio.run(remove_destination_files(record, two_nodes.nodes[1].endpoint, two_nodes.creds))
+        == []
+    )
+    assert not list(destination.glob(f"tpcbench-{record.uuid}-*"))
+    assert leftovers(two_nodes.server_groups(), record.uuid) == []
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_measurement_removes_its_destination_files(two_nodes: TwoNodes, protocol: str) -> None:
+    record = measure(two_nodes, protocol, 2, file_size=SMALL)
+    assert record.succeeded == 3 and record.cleanup_errors == []
+    assert not list(two_nodes.nodes[1].data_root.glob(f"tpcbench-{record.uuid}-*"))
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_missing_source_is_not_found(two_nodes: TwoNodes, protocol: str) -> None:
+    record = measure(two_nodes, protocol, 1, file_size=SMALL, source_path="/no-such-source")
+    assert record.failed == 3 and record.throughput_gbps == 0.0
+    assert {t.error_class for t in record.transfers} == {"not-found"}, [
+        t.message for t in record.transfers
+    ]
+    assert leftovers(two_nodes.server_groups(), record.uuid) == []
+
+
+class OneMissingSource:
+    """Wraps a real tool; transfer 0 asks for a source that does not exist."""
+
+    def __init__(self, protocol: str) -> None:
+        self.inner = TRANSFER_TOOLS[protocol]()
+        self.name = self.inner.name
+
+    async def run(self, src, dst, src_path, dst_path, streams, creds, timeout, **kw):
+        if kw["index"] == 0:
+            src_path = "/no-such-source"
+        return await self.inner.run(src, dst, src_path, dst_path, streams, creds, timeout, **kw)
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_one_failure_does_not_stop_the_others(two_nodes: TwoNodes, protocol: str) -> None:
+    record = measure(two_nodes, protocol, 1, file_size=SMALL, tool=OneMissingSource(protocol))
+    outcomes = [(t.outcome, t.error_class) for t in record.transfers]
+    assert outcomes == [("failure", "not-found"), ("success", None), ("success", None)]
+    # Throughput counts only the two successes.
+    durations = [t.duration for t in record.transfers[1:]]
+    assert record.throughput_gbps == pytest.approx(2 * SMALL * 8 / (sum(durations) / 2) / 1e9)
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_destination_down_is_connect(fresh_destination: TwoNodes, protocol: str) -> None:
+    fresh_destination.nodes[1].stop()
+    record = measure(fresh_destination, protocol, 1, file_size=SMALL, measure_latency=False)
+    assert {t.error_class for t in record.transfers} == {"connect"}, [
+        t.message for t in record.transfers
+    ]
+
+
+def service_of(protocol: str) -> str:
+    return "gridftp" if protocol == "gridftp" else "xrootd"
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_destination_killed_mid_transfer_is_killed(
+    fresh_destination: TwoNodes, protocol: str
+) -> None:
+    destination: Node = fresh_destination.nodes[1]
+    record = measure_while(
+        fresh_destination,
+        protocol,
+        lambda: destination.signal(service_of(protocol), signal.SIGKILL),
+        timeout=60,
+    )
+    assert record.failed == 3
+    assert {t.error_class for t in record.transfers} == {"killed"}, [
+        t.message for t in record.transfers
+    ]
+    assert leftovers(fresh_destination.server_groups(), record.uuid) == []
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_stalled_destination_times_out(fresh_destination: TwoNodes, protocol: str) -> None:
+    destination: Node = fresh_destination.nodes[1]
+    record = measure_while(
+        fresh_destination,
+        protocol,
+        lambda: destination.signal(service_of(protocol), signal.SIGSTOP),
+        timeout=4,
+        keep_files=True,  # the stopped server could not answer the DELETEs
+    )
+    assert {t.error_class for t in record.transfers} == {"timeout"}, [
+        t.message for t in record.transfers
+    ]
+    # Ended by our timeout: not before it, and not long after it (SIGTERM grace, then SIGKILL).
+    assert all(4 <= t.duration < 4 + TERMINATE_GRACE + 10 for t in record.transfers)
+    assert leftovers(fresh_destination.server_groups(), record.uuid) == []
+
+
+@pytest.mark.parametrize("protocol", ["https", "gridftp"])
+def test_client_trusting_another_ca_is_tls(
+    two_nodes: TwoNodes, tmp_path: Path, protocol: str
+) -> None:
+    # root:// here is unauthenticated and without TLS, so a CA mismatch cannot arise there.
+    other = CertificateAuthority.init(tmp_path / "other-ca")
+    creds = ClientCredentials(
+        cert=two_nodes.creds.cert, key=two_nodes.creds.key, certdir=other.certdir
+    )
+    record = measure(two_nodes, protocol, 1, file_size=SMALL, creds=creds, keep_files=True)
+    assert {t.error_class for t in record.transfers} == {"tls"}, [
+        t.message for t in record.transfers
+    ]
