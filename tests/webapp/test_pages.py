@@ -190,6 +190,9 @@ def test_grid_has_a_cell_per_pair_and_a_band_per_check(client, mesh):
         for j, c in enumerate(row["cells"]):
             if i != j:
                 assert [b["tip"].split("\n")[0] for b in c["bands"]] == ["8 streams", "1 stream"]
+    https_section = html[html.index('id="section-https"') : html.index('id="section-gridftp"')]
+    stats = re.sub(r"<[^>]+>", "", re.search(r'<p class="stats">(.*?)</p>', https_section).group(1))
+    assert stats == "Checks: 4 OK · 6 WARNING · 2 CRITICAL"
     assert 'aria-label="Legend for HTTPS' in html
     assert "Throughput &gt;= 30 Gbps" in html
     assert "Last updated" in html
@@ -343,6 +346,9 @@ def test_latency_page_scatter_and_fit(client, mesh):
     only = client.get("/plots/latency/?protocol=gridftp&streams=8")
     names = [t["name"] for t in figure(only.content.decode(), "latency-figure")["data"]]
     assert names == ["gridftp, 8 streams"]  # one pair: no line to fit
+    other = client.get("/plots/latency/?streams=4").content.decode()
+    assert '<option value="4" selected>' in other
+    assert "No measurements with an RTT for these filters" in other
 
 
 def test_streams_page_scatter_with_identity_line(client, mesh):

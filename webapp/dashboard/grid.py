@@ -50,6 +50,8 @@ class GridSection:
     n_rows: int
     n_cols: int
     n_measured: int
+    stats: list[tuple[str, int]]
+    problems: list[str]
 
 
 @lru_cache(maxsize=8192)
@@ -181,6 +183,16 @@ def count_measured(grid: dict) -> int:
     )
 
 
+def _global_report(grid: dict) -> dict:
+    return (grid.get("report") or {}).get("global") or {}
+
+
+def status_counts(grid: dict) -> list[tuple[str, int]]:
+    """(status name, bands) for the statuses present, from MaDDash's report stats."""
+    stats = _global_report(grid).get("stats") or []
+    return [(STATUS_NAMES[i], int(n)) for i, n in enumerate(stats[: len(STATUS_NAMES)]) if n]
+
+
 def build_section(grid: dict) -> GridSection:
     name = str(grid["name"])
     slug = "".join(ch if ch.isalnum() else "-" for ch in name.lower()).strip("-") or "grid"
@@ -209,4 +221,6 @@ def build_section(grid: dict) -> GridSection:
         n_rows=len(grid.get("rows") or []),
         n_cols=len(grid.get("columnNames") or []),
         n_measured=measured,
+        stats=status_counts(grid),
+        problems=[str(p.get("name", "")) for p in _global_report(grid).get("problems") or []],
     )

@@ -58,6 +58,12 @@ def _window_links(request: HttpRequest, current: str) -> list[dict]:
     return links
 
 
+def _streams(request: HttpRequest) -> int:
+    """?streams=N for any sensible N (campaigns may use other settings than 8 and 1)."""
+    raw = request.GET.get("streams", "")
+    return int(raw) if raw.isdigit() and 1 <= int(raw) <= 1024 else STREAM_CHOICES[0]
+
+
 def _choice(request: HttpRequest, name: str, choices: tuple, default):
     """A query parameter restricted to `choices` (as strings), else the default."""
     raw = request.GET.get(name)
@@ -125,14 +131,14 @@ def pair_page(request: HttpRequest, src: str, dst: str) -> HttpResponse:
 
 def latency_page(request: HttpRequest) -> HttpResponse:
     protocol = _choice(request, "protocol", PROTOCOLS, "")
-    streams = _choice(request, "streams", STREAM_CHOICES, STREAM_CHOICES[0])
+    streams = _streams(request)
     window, error = _window(request, "20d")
     context: dict = {
         "nav": "latency",
         "protocol": protocol,
         "protocols": PROTOCOLS,
         "streams": streams,
-        "stream_choices": STREAM_CHOICES,
+        "stream_choices": sorted({*STREAM_CHOICES, streams}, reverse=True),
         "window": window,
         "windows": WINDOWS,
         "error": error,
