@@ -155,8 +155,9 @@ def latency_page(request: HttpRequest) -> HttpResponse:
         for name, fit in result["fits"].items()
     ]
     context["figure"] = plots.latency_figure(result) if result["points"] else None
+    with_data = [p for p in shown if p in result["fits"]] or shown
     context["exports"] = _exports(
-        "/api/v1/throughput-vs-latency/", shown, {"streams": streams, "window": window}, streams
+        "/api/v1/throughput-vs-latency/", with_data, {"streams": streams, "window": window}, streams
     )
     return render(request, "dashboard/latency.html", context)
 
@@ -181,7 +182,8 @@ def streams_page(request: HttpRequest) -> HttpResponse:
     context["results"] = results
     context["summaries"] = [plots.ratio_summary(r) for r in results]
     context["figure"] = plots.streams_figure(results) if results else None
-    context["exports"] = _exports("/api/v1/stream-comparison/", shown, {"window": window}, None)
+    with_data = [r["protocol"] for r in results] or shown
+    context["exports"] = _exports("/api/v1/stream-comparison/", with_data, {"window": window}, None)
     return render(request, "dashboard/streams.html", context)
 
 
