@@ -186,7 +186,7 @@ def maddash_grid(*, name: str, window: str = "latest") -> dict:
             value=Avg("throughput_gbps"),
             succeeded=Sum("succeeded"),
             failed=Sum("failed"),
-            measurements=Count("id"),
+            measurements=Count("*"),
             last=Max("finished"),
         )
     )

@@ -89,7 +89,7 @@ def throughput_vs_latency(*, protocol: str | None, streams: int | None, window: 
         measurements_in_window(window=parsed.label, protocol=protocol, streams=streams)
         .filter(throughput_gbps__isnull=False)
         .values("src_id", "dst_id", "protocol")
-        .annotate(rtt=Avg("rtt_ms"), throughput=Avg("throughput_gbps"), n=Count("id"))
+        .annotate(rtt=Avg("rtt_ms"), throughput=Avg("throughput_gbps"), n=Count("*"))
     )
     names = node_names_by_id()
     points = sorted(
