@@ -1,0 +1,219 @@
+"""Fidelity benchmark (not a test): does our driver measure what the bare tools measure?
+
+On a real 2-node lab (network namespaces; needs root), the same measurement — K
+concurrent copies of one file from lab-1 to lab-2 — is driven alternately by our tools
+(`run_measurement`) and by the bare commands (`curl -X COPY ...` for HTTPS,
+`globus-url-copy ...` with the identical options for GridFTP), REPS times each, for 1 and
+8 streams. Printed per case: the median throughput of each (the paper's K*S*8/mean
+duration), the ratio ours/bare (target >= 0.97), and the CPU seconds the driving
+process (and its children) spent per measurement.
+
+    .venv/bin/python bench/fidelity.py [--reps 5] [--transfers 3] [--file-size 256MiB]
+                                       [--rate-gbit R]
+
+The lab is started and stopped here (prefix `tpcfid`, subnet 10.99.140+); exits 1 if a
+case misses the target or a transfer fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import resource
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from ca.authority import CertificateAuthority
+from orchestrator.endpoints import ClientCredentials, Endpoint, source_name
+from orchestrator.lab.lifecycle import start_lab, stop_lab
+from orchestrator.lab.topology import NETNS, LabNetwork
+from orchestrator.measurement import run_measurement, throughput_gbps
+from orchestrator.sizes import format_size, parse_size
+from orchestrator.transfers.gridftp import credential_env, globus_url_copy_argv
+from orchestrator.transfers.https import delete_https, tpc_headers
+from orchestrator.transfers.urls import https_url
+
+TARGET = 0.97
+NETWORK = LabNetwork(prefix="tpcfid", subnet_offset=140)
+PROTOCOLS = ("https", "gridftp")
+STREAMS = (1, 8)
+ROW = "{:<8} {:>7} {:>11} {:>11} {:>7} {:>14} {:>14} {:>7}"
+
+
+@dataclass
+class Case:
+    protocol: str
+    streams: int
+    ours: list[float] = field(default_factory=list)  # Gbit/s per repetition
+    bare: list[float] = field(default_factory=list)
+    ours_cpu: list[float] = field(default_factory=list)  # driver CPU s per measurement
+    bare_cpu: list[float] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def ratio(self) -> float:
+        bare = statistics.median(self.bare) if self.bare else 0.0
+        return statistics.median(self.ours) / bare if bare and self.ours else 0.0
+
+
+def cpu_seconds() -> float:
+    """User + system CPU of this process and of its reaped children so far."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def bare_argv(
+    protocol: str, src: Endpoint, dst: Endpoint, creds: ClientCredentials, size: int, name: str,
+    streams: int,
+) -> list[str]:  # fmt: skip
+    """The command an operator would type; the same headers / options as our tools."""
+    if protocol == "gridftp":
+        return globus_url_copy_argv(src, dst, source_name(size), name, streams)
+    headers = tpc_headers(https_url(src, source_name(size)), None, streams)
+    argv = ["curl", "-sS", "--capath", str(creds.certdir), "--cert", str(creds.cert)]
+    argv += ["--key", str(creds.key), "-X", "COPY"]
+    for key, value in headers.items():
+        argv += ["-H", f"{key}: {value}"]
+    return [*argv, https_url(dst, name)]
+
+
+async def run_bare(
+    protocol: str, src: Endpoint, dst: Endpoint, creds: ClientCredentials, size: int,
+    streams: int, transfers: int,
+) -> tuple[float, list[str]]:  # fmt: skip
+    """K bare commands at once; returns (throughput, failures). Timed from spawn to exit."""
+    tag = uuid.uuid4()
+    names = [f"/tpcbench-bare-{tag}-{i}" for i in range(transfers)]
+
+    async def one(name: str) -> tuple[float, str | None]:
+        argv = bare_argv(protocol, src, dst, creds, size, name, streams)
+        begin = time.monotonic()
+        process = await asyncio.create_subprocess_exec(
+            *argv, env=credential_env(creds), stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        stdout, stderr = await process.communicate()
+        duration = time.monotonic() - begin
+        last = stdout.decode(errors="replace").strip().splitlines()[-1:] or [""]
+        if process.returncode != 0 or (protocol == "https" and not last[0].startswith("success")):
+            return duration, f"{protocol} bare: rc={process.returncode} {last[0]} {stderr[-300:]!r}"
+        return duration, None
+
+    results = await asyncio.gather(*(one(name) for name in names))
+    await asyncio.gather(*(delete_https(dst, name, creds) for name in names))
+    failures = [error for _, error in results if error]
+    durations = [d for d, error in results if error is None]
+    return throughput_gbps(size, durations), failures
+
+
+async def run_ours(
+    protocol: str, src: Endpoint, dst: Endpoint, creds: ClientCredentials, size: int,
+    streams: int, transfers: int,
+) -> tuple[float, list[str]]:  # fmt: skip
+    record = await run_measurement(
+        src, dst, protocol, streams, transfers, size, creds=creds, measure_latency=False
+    )
+    failures = [
+        f"{protocol} ours: {t.error_class} {t.message}" for t in record.transfers if not t.succeeded
+    ]
+    return record.throughput_gbps, failures
+
+
+def bench(
+    inventory_nodes: Sequence[Endpoint], creds: ClientCredentials, args: argparse.Namespace
+) -> list[Case]:
+    src, dst = inventory_nodes
+    cases = [Case(p, s) for p in PROTOCOLS for s in STREAMS]
+    for rep in range(args.reps):
+        for case in cases:
+            # Alternate who goes first, so neither side always meets a warmer cache.
+            order = ("ours", "bare") if rep % 2 == 0 else ("bare", "ours")
+            for who in order:
+                runner = run_ours if who == "ours" else run_bare
+                before = cpu_seconds()
+                gbps, failures = asyncio.run(
+                    runner(
+                        case.protocol, src, dst, creds, args.file_size, case.streams, args.transfers
+                    )
+                )
+                spent = cpu_seconds() - before
+                getattr(case, who).append(gbps)
+                getattr(case, f"{who}_cpu").append(spent)
+                case.failures += failures
+        print(f"  repetition {rep + 1}/{args.reps} done", file=sys.stderr)
+    return cases
+
+
+def report(cases: list[Case], args: argparse.Namespace) -> bool:
+    print(
+        f"fidelity: {args.transfers} x {format_size(args.file_size)} lab-1 -> lab-2, "
+        f"{args.reps} interleaved repetitions, medians; target ours/bare >= {TARGET}"
+    )
+    print(
+        ROW.format(
+            "protocol",
+            "streams",
+            "ours Gb/s",
+            "bare Gb/s",
+            "ratio",
+            "ours CPU s/m",
+            "bare CPU s/m",
+            "ok",
+        )
+    )
+    ok = True
+    for case in cases:
+        good = case.ratio >= TARGET and not case.failures
+        ok &= good
+        print(
+            ROW.format(
+                case.protocol, case.streams, f"{statistics.median(case.ours):.3f}",
+                f"{statistics.median(case.bare):.3f}", f"{case.ratio:.3f}",
+                f"{statistics.median(case.ours_cpu):.3f}",
+                f"{statistics.median(case.bare_cpu):.3f}",
+                "yes" if good else "NO",
+            )
+        )  # fmt: skip
+        for failure in case.failures[:3]:
+            print(f"    failed transfer: {failure[:300]}")
+    print("CPU s/m: CPU seconds of the driving process plus the commands it ran, per measurement")
+    return ok
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--transfers", type=int, default=3)
+    parser.add_argument("--file-size", type=parse_size, default=parse_size("256MiB"))
+    parser.add_argument("--rate-gbit", type=float, help="shape the lab links (tc tbf)")
+    args = parser.parse_args(argv)
+    if args.reps < 5:
+        parser.error("--reps must be at least 5 for a meaningful median")
+    home = Path(tempfile.mkdtemp(prefix="tpcbench-fidelity-", dir="/dev/shm"))
+    home.chmod(0o755)  # the lab's server account must reach it
+    try:
+        CertificateAuthority.init(home / "ca")
+        inventory = start_lab(
+            home, 2, args.file_size, mode=NETNS, network=NETWORK, rate_gbit=args.rate_gbit
+        )
+        try:
+            cases = bench(inventory.nodes, inventory.client, args)
+        finally:
+            stop_lab(home)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    return 0 if report(cases, args) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
