@@ -120,7 +120,7 @@ def screenshots(tmp_path: Path) -> Path:
 
 
 def test_dashboard_in_chromium(live_server, screenshots, store):
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
     fill_mesh(store)  # all database work before Playwright starts its event loop
     errors: list[str] = []
@@ -166,6 +166,7 @@ def test_dashboard_in_chromium(live_server, screenshots, store):
         target.locator(".band").first.hover()
         tooltip = page.locator("#grid-tooltip")
         tooltip.wait_for(state="visible")
+        expect(tooltip).to_contain_text("node-01 \u2192 node-02")
         text = tooltip.inner_text()
         assert "node-01 \u2192 node-02" in text
         assert "8 streams: 39.00 Gbps (OK)" in text
@@ -177,6 +178,7 @@ def test_dashboard_in_chromium(live_server, screenshots, store):
 
         failed = https.locator('a.cell[data-src="node-03"][data-dst="node-01"] .band').first
         failed.hover()
+        expect(tooltip).to_contain_text("node-03 \u2192 node-01")
         assert "All 4 transfers failed: timeout" in tooltip.inner_text()
 
         # Click: the pair's history with four throughput series and RTT.
