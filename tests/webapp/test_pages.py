@@ -247,7 +247,9 @@ def test_window_selector(client, mesh, store):
         ]
         == 4
     )
-    month = grid_tables(client.get("/?window=20d").content.decode())
+    month_html = client.get("/?window=20D").content.decode()
+    assert re.search(r'<a href="\?window=20d" aria-current="true"', month_html)
+    month = grid_tables(month_html)
     assert "33.00 Gbps" in cell(month, "gridftp", "bravo", "charlie")["bands"][0]["tip"]
 
 

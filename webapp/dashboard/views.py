@@ -36,10 +36,9 @@ def _window(request: HttpRequest, default: str) -> tuple[str, str | None]:
     """The requested window and, when it does not parse, the reason."""
     value = request.GET.get("window") or default
     try:
-        selectors.parse_window(value)
+        return selectors.parse_window(value).label, None  # normalised: "7D" -> "7d"
     except ValueError as exc:
         return value, str(exc)
-    return value, None
 
 
 def _window_links(request: HttpRequest, current: str) -> list[dict]:
