@@ -5,6 +5,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 
 import pytest
+from django.core.cache import cache
 from django.utils import timezone
 from rest_framework.test import APIClient
 from results import services
@@ -61,6 +62,14 @@ def payload(
         "failed": 0,
         "transfers": transfers,
     }
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache():
+    """Each test's database starts from the same data version: cached answers must not leak."""
+    cache.clear()
+    yield
+    cache.clear()
 
 
 @pytest.fixture

@@ -13,13 +13,16 @@ ENDPOINTS = {
     "/api/v1/measurements/?expand=transfers": 3,  # + transfers prefetch
     "/api/v1/nodes/": 2,
     "/api/v1/campaigns/": 2,
-    "/api/v1/throughput-vs-latency/?window=latest": 3,  # campaign + aggregate + node names
-    "/api/v1/throughput-vs-latency/?window=20d": 2,
-    "/api/v1/stream-comparison/?window=20d": 2,
+    # Aggregates: data version (cache key) + campaign (latest) + aggregate + node names ...
+    "/api/v1/throughput-vs-latency/?window=latest": 4,
+    "/api/v1/throughput-vs-latency/?window=20d": 3,
+    "/api/v1/stream-comparison/?window=20d": 3,
     "/maddash/grids/": 3,  # one existence check per protocol
-    "/maddash/grids/https?window=latest": 5,  # campaign, aggregate, reasons, nodes, thresholds
-    "/maddash/grids/https?window=20d": 4,
+    # ... and for grids: failure reasons, nodes, thresholds
+    "/maddash/grids/https?window=latest": 6,
+    "/maddash/grids/https?window=20d": 5,
 }
+CACHED = [url for url in ENDPOINTS if "window=" in url]
 
 
 @pytest.fixture
@@ -74,3 +77,18 @@ def test_query_counts_equal_for_3_and_10_nodes(load_mesh, django_assert_num_quer
     for url, expected in small.items():
         with django_assert_num_queries(expected):
             client.get(url)
+
+
+def test_aggregates_come_from_the_cache_until_the_data_changes(load_mesh, ingest):
+    load_mesh(3)
+    counts()
+    client = APIClient()
+    for url in CACHED:
+        with CaptureQueriesContext(connection) as queries:
+            client.get(url)
+        assert len(queries) == 1, url  # the data version only
+    before = client.get("/maddash/grids/https?window=20d").json()
+    ingest(src="n00", dst="n02", streams=8, seconds=1.0)  # a much faster measurement
+    after = client.get("/maddash/grids/https?window=20d").json()
+    assert after["grid"][0][2][0]["measurements"] == before["grid"][0][2][0]["measurements"] + 1
+    assert after["grid"][0][2][0]["value_gbps"] > before["grid"][0][2][0]["value_gbps"]

@@ -13,6 +13,7 @@ from django.conf import settings
 from django.db.models import Avg, Count, Max, Sum
 from django.utils import timezone
 
+from results.cache import cached_aggregate
 from results.choices import Outcome, Protocol
 from results.models import Measurement, Node, Threshold, Transfer
 from results.selectors import window_condition
@@ -170,6 +171,7 @@ def _report(grid: list[list], names: list[str]) -> dict:
     return {"global": {"stats": stats, "severity": severity, "problems": problems}, "sites": {}}
 
 
+@cached_aggregate("maddash-grid")
 def maddash_grid(*, name: str, window: str = "latest") -> dict:
     """The grid of protocol `name` over `window`; raises UnknownGrid or ValueError (window)."""
     if name not in Protocol.values:

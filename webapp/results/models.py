@@ -202,3 +202,15 @@ class Threshold(models.Model):
     def __str__(self) -> str:
         scope = f"{self.src or '*'}->{self.dst or '*'}"
         return f"{self.protocol} {scope}: OK>={self.ok_gbps} WARNING>={self.warning_gbps}"
+
+
+class DataVersion(models.Model):
+    """A counter bumped by every write; cached aggregates are keyed by it (results.cache)."""
+
+    version = models.BigIntegerField(default=0)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"data version {self.version}"

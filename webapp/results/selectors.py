@@ -9,6 +9,7 @@ from datetime import datetime
 from django.db.models import Avg, Count, F, Prefetch, Q
 from django.utils import timezone
 
+from results.cache import cached_aggregate
 from results.choices import CampaignState
 from results.models import Campaign, Measurement, Node, Transfer
 from results.windows import Window, parse_window
@@ -78,6 +79,7 @@ def _fit(points: list[dict]) -> dict:
     return fit
 
 
+@cached_aggregate("throughput-vs-latency")
 def throughput_vs_latency(*, protocol: str | None, streams: int | None, window: str) -> dict:
     """Per (pair, protocol): mean RTT and mean throughput over the window, and a fit per protocol.
 
@@ -119,6 +121,7 @@ def throughput_vs_latency(*, protocol: str | None, streams: int | None, window: 
     }
 
 
+@cached_aggregate("stream-comparison")
 def stream_comparison(*, protocol: str, window: str) -> dict:
     """Per pair: mean throughput with 1 stream vs with the highest stream setting above 1."""
     parsed = parse_window(window)

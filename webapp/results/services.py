@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
+from results.cache import data_changed
 from results.choices import CampaignState, Outcome, Trigger
 from results.models import Campaign, Measurement, Node, Transfer
 
@@ -209,6 +210,7 @@ def _insert(rows: Sequence[_Row]) -> None:
         _copy_transfers(transfers)
     else:
         Transfer.objects.bulk_create(transfers, batch_size=500)
+    data_changed()
 
 
 def _conflict(uuid: uuid_lib.UUID) -> MeasurementConflict:

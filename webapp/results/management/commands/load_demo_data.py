@@ -6,6 +6,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from results import services, synthetic
+from results.cache import data_changed
 from results.choices import CampaignState, Trigger
 from results.models import Campaign, Measurement, Node
 
@@ -46,6 +47,7 @@ class Command(BaseCommand):
         Node.objects.filter(name__startswith="synthetic-").update(
             site=synthetic.SITE, labels={"synthetic": "true"}
         )
+        data_changed()
         self.stdout.write(
             f"loaded {stored} SYNTHETIC measurements ({nodes} nodes, {days} days, "
             f"site '{synthetic.SITE}')"

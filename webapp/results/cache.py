@@ -1,0 +1,67 @@
+"""Aggregates (grids, latency fit, stream comparison) cached until the data changes.
+
+The key holds the DataVersion counter, which every write bumps (services, and signals for
+admin edits), so a cached answer is never older than the data. Relative windows ('20d')
+also key on the minute: their edge moves with the clock.
+"""
+
+import functools
+from collections.abc import Callable
+from typing import TypeVar
+
+from django.core.cache import cache
+from django.db.models import F
+from django.db.models.signals import post_delete, post_save
+from django.dispatch import receiver
+from django.utils import timezone
+
+from results.models import Campaign, DataVersion, Measurement, Node, Threshold
+
+T = TypeVar("T")
+SINGLETON = 1
+TIMEOUT_SECONDS = 600
+
+
+def data_version() -> int:
+    version = DataVersion.objects.filter(pk=SINGLETON).values_list("version", flat=True).first()
+    return version or 0
+
+
+def data_changed() -> None:
+    """Bump the counter (inside the writer's transaction: readers see it with the data)."""
+    if not DataVersion.objects.filter(pk=SINGLETON).update(version=F("version") + 1):
+        DataVersion.objects.get_or_create(pk=SINGLETON, defaults={"version": 1})
+
+
+def cached_aggregate(prefix: str) -> Callable[[Callable[..., T]], Callable[..., T]]:
+    """Cache a keyword-only selector's result by its arguments and the data version."""
+
+    def decorate(function: Callable[..., T]) -> Callable[..., T]:
+        @functools.wraps(function)
+        def wrapper(**kwargs) -> T:
+            window = str(kwargs.get("window", "latest")).strip().lower()
+            minute = "" if window == "latest" else timezone.now().strftime("%Y%m%d%H%M")
+            arguments = ",".join(f"{k}={kwargs[k]}" for k in sorted(kwargs))
+            key = f"tpcbench:{prefix}:{data_version()}:{minute}:{arguments}"
+            found = cache.get(key)
+            if found is None:
+                found = function(**kwargs)
+                cache.set(key, found, TIMEOUT_SECONDS)
+            return found
+
+        wrapper.uncached = function
+        return wrapper
+
+    return decorate
+
+
+@receiver(post_save, sender=Threshold)
+@receiver(post_delete, sender=Threshold)
+@receiver(post_save, sender=Campaign)
+@receiver(post_delete, sender=Campaign)
+@receiver(post_save, sender=Measurement)
+@receiver(post_delete, sender=Measurement)
+@receiver(post_save, sender=Node)
+@receiver(post_delete, sender=Node)
+def _model_changed(**kwargs) -> None:
+    data_changed()
