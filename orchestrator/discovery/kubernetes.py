@@ -29,7 +29,8 @@ LINK_GBPS_LABEL = "tpc-bench/link-gbps"
 # Node labels copied into Endpoint.labels (by prefix).
 KEPT_LABEL_PREFIXES = ("tpc-bench/", "topology.kubernetes.io/")
 DEFAULT_DATA_ROOT = "/data"
-IN_CLUSTER_NAMESPACE_FILE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+# Where a pod finds its ServiceAccount token, the cluster CA and its namespace.
+SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 
 
 # -- pure builders: Kubernetes objects in, Endpoints out ----------------------------------------
@@ -129,7 +130,9 @@ def build_endpoints(
 
 
 def load_api_client(
-    kubeconfig: str | Path | None = None, context: str | None = None
+    kubeconfig: str | Path | None = None,
+    context: str | None = None,
+    service_account_dir: Path = SERVICE_ACCOUNT_DIR,
 ) -> tuple[ApiClient, str]:
     """An ApiClient and the namespace to look in.
 
@@ -140,17 +143,23 @@ def load_api_client(
     """
     from kubernetes import client, config
     from kubernetes.config.config_exception import ConfigException
+    from kubernetes.config.incluster_config import InClusterConfigLoader
 
     configuration = client.Configuration()
     if kubeconfig is None:
+        in_cluster = InClusterConfigLoader(
+            token_filename=str(service_account_dir / "token"),
+            cert_filename=str(service_account_dir / "ca.crt"),
+        )
         try:
-            config.load_incluster_config(client_configuration=configuration)
+            in_cluster.load_and_set(configuration)
         except ConfigException as exc:
-            log.info("not running in a cluster (%s); using the kubeconfig", exc)
+            log.info("no in-cluster configuration (%s); using the kubeconfig", exc)
         else:
-            log.info("using the in-cluster configuration (ServiceAccount)")
-            namespace = IN_CLUSTER_NAMESPACE_FILE.read_text().strip() or "default"
-            return client.ApiClient(configuration), namespace
+            log.info("using the in-cluster configuration (%s)", service_account_dir)
+            namespace_file = service_account_dir / "namespace"
+            namespace = namespace_file.read_text().strip() if namespace_file.exists() else ""
+            return client.ApiClient(configuration), namespace or "default"
     config_file = str(kubeconfig) if kubeconfig is not None else None
     try:
         config.load_kube_config(
@@ -180,6 +189,7 @@ class KubernetesDiscovery:
         namespace: str | None = None,
         kubeconfig: str | Path | None = None,
         context: str | None = None,
+        service_account_dir: Path = SERVICE_ACCOUNT_DIR,
         api_client: ApiClient | None = None,
         xrootd_selector: str = XROOTD_SELECTOR,
         gridftp_selector: str = GRIDFTP_SELECTOR,
@@ -187,7 +197,9 @@ class KubernetesDiscovery:
         link_label: str = LINK_GBPS_LABEL,
     ) -> None:
         if api_client is None:
-            api_client, default_namespace = load_api_client(kubeconfig, context)
+            api_client, default_namespace = load_api_client(
+                kubeconfig, context, service_account_dir
+            )
         else:
             default_namespace = "default"
         self.api_client = api_client
