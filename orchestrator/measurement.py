@@ -140,24 +140,26 @@ async def run_measurement(
         rtt_ms = await measure_rtt(src, dst, dst.ports[protocol])
     clock = Clock()
     started = clock.now()
-    records = await asyncio.gather(
-        *(
-            tool.run(
-                src,
-                dst,
-                src_path,
-                destination_name(measurement_uuid, index),
-                streams,
-                creds,
-                timeout,
-                index=index,
-                size=file_size,
-                clock=clock,
-                on_progress=on_progress,
-            )
-            for index in range(transfers)
+
+    async def transfer(index: int) -> TransferRecord:
+        record = await tool.run(
+            src,
+            dst,
+            src_path,
+            destination_name(measurement_uuid, index),
+            streams,
+            creds,
+            timeout,
+            index=index,
+            size=file_size,
+            clock=clock,
+            on_progress=on_progress,
         )
-    )
+        if on_progress is not None:
+            on_progress(index, record.bytes)  # the final count, also for tools without markers
+        return record
+
+    records = await asyncio.gather(*(transfer(index) for index in range(transfers)))
     finished = clock.now()
     record = MeasurementRecord(
         uuid=measurement_uuid,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import sys
 from pathlib import Path
 
@@ -85,6 +86,9 @@ def measure(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise UserError(f"--file-size: {exc}") from None
     tool = HttpsTpc(args.mode) if args.protocol == "https" else TRANSFER_TOOLS[args.protocol]()
+    logging.getLogger("httpx").setLevel(
+        logging.WARNING
+    )  # one line per request would garble the display
     console = Console(stderr=True)
     with LiveProgress(console, args.transfers, file_size) as live:
         record = asyncio.run(
@@ -107,6 +111,7 @@ def measure(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         Console().print(result_table(record))
+        print(summary_line(record))
     return 0 if record.failed == 0 else 1
 
 
@@ -179,14 +184,19 @@ class LiveProgress:
         self.progress.update(self.tasks[index], completed=moved)
 
 
-def result_table(record: MeasurementRecord) -> Table:
+def summary_line(record: MeasurementRecord) -> str:
     rtt = f"{record.rtt_ms:.3f} ms" if record.rtt_ms is not None else "n/a"
+    return (
+        f"throughput {record.throughput_gbps:.3f} Gbit/s (K*S*8/mean duration), "
+        f"makespan {record.makespan_gbps:.3f} Gbit/s, {record.succeeded} ok / "
+        f"{record.failed} failed, RTT {rtt}"
+    )
+
+
+def result_table(record: MeasurementRecord) -> Table:
     table = Table(
         title=f"{record.protocol} {record.src} -> {record.dst}, {record.streams} stream(s), "
         f"{len(record.transfers)} x {format_size(record.file_size)}",
-        caption=f"throughput {record.throughput_gbps:.3f} Gbit/s (K*S*8/mean duration), "
-        f"makespan {record.makespan_gbps:.3f} Gbit/s, {record.succeeded} ok / "
-        f"{record.failed} failed, RTT {rtt}",
     )
     for column in ("#", "outcome", "error", "seconds", "bytes", "Gbit/s", "message"):
         table.add_column(column, overflow="fold")

@@ -49,7 +49,10 @@ def xrdcp_argv(
 
 
 class XrootdTpc:
-    """root:// TPC: the destination server pulls from the source; exit code and stderr decide."""
+    """root:// TPC: the destination server pulls from the source; exit code and stderr decide.
+
+    xrdcp prints no progress in TPC mode, so `on_progress` is never called here.
+    """
 
     name = "root"
 
@@ -75,8 +78,6 @@ class XrootdTpc:
         result = await run_process(argv, env=env, timeout=timeout)
         end = clock.now()
         succeeded = result.returncode == 0 and not result.timed_out
-        if succeeded and on_progress is not None and size is not None:
-            on_progress(index, size)  # xrdcp reports no progress in TPC mode, only the end
         return build_record(
             index=index,
             protocol=self.name,
