@@ -143,6 +143,7 @@ def _mutations():
         ("rtt_ms", top("rtt_ms", -3)),
         ("rtt_ms", top("rtt_ms", "fast")),
         ("started", top("started", "yesterday")),
+        ("started", top("started", "0001-01-01T00:00:00+05:00")),
         ("src", top("src", "")),
         ("src", top("src", "a/b")),
         ("finished", finished_before_started),
@@ -478,3 +479,12 @@ def test_ingest_race_falls_back_to_one_transaction_per_measurement(reporter, mak
     assert stored[payloads[0]["uuid"]].transfers.count() == 11
     assert isinstance(stored[payloads[2]["uuid"]], services.MeasurementConflict)
     assert Measurement.objects.count() == 3 and Transfer.objects.count() == 33
+
+
+def test_offsets_postgresql_cannot_store_are_converted_to_utc(reporter, make_payload):
+    body = make_payload()
+    body["started"] = "2026-11-21T01:00:00-19:10"  # PostgreSQL allows at most +-15:59
+    body["finished"] = "2026-11-21T20:15:00Z"
+    response = reporter.post(URL, body, format="json")
+    assert response.status_code == 201, response.content
+    assert response.json()["started"].startswith("2026-11-21T20:10:00")

@@ -60,6 +60,11 @@ def test_since_until(measurements):
     assert pairs(window) == [("b", "a", "gridftp", 8)]
 
 
+def test_offsets_beyond_postgresql_range_are_converted(measurements):
+    # Found by schemathesis: PostgreSQL refuses a -19:10 offset in a literal; UTC it is.
+    assert len(pairs({"until": "2552-06-21T08:30:51-19:10"})) == 4
+
+
 def test_campaign(measurements):
     assert pairs({"campaign": measurements["campaign"]}) == [("a", "b", "https", 8)]
 
@@ -73,6 +78,7 @@ def test_campaign(measurements):
         ({"streams": "1.5"}, "streams"),
         ({"since": "last week"}, "since"),
         ({"campaign": "nope"}, "campaign"),
+        ({"until": "0001-01-01T00:00:00+05:00"}, "until"),
     ],
 )
 def test_invalid_values_are_reported_by_field(params, field):

@@ -6,6 +6,7 @@ also key on the minute: their edge moves with the clock.
 """
 
 import functools
+import hashlib
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -41,8 +42,10 @@ def cached_aggregate(prefix: str) -> Callable[[Callable[..., T]], Callable[..., 
         def wrapper(**kwargs) -> T:
             window = str(kwargs.get("window", "latest")).strip().lower()
             minute = "" if window == "latest" else timezone.now().strftime("%Y%m%d%H%M")
-            arguments = ",".join(f"{k}={kwargs[k]}" for k in sorted(kwargs))
-            key = f"tpcbench:{prefix}:{data_version()}:{minute}:{arguments}"
+            arguments = ",".join(f"{k}={kwargs[k]!r}" for k in sorted(kwargs))
+            # Hashed: arguments come from query strings and may hold any character.
+            digest = hashlib.sha256(arguments.encode("utf-8", "surrogatepass")).hexdigest()
+            key = f"tpcbench:{prefix}:{data_version()}:{minute}:{digest}"
             found = cache.get(key)
             if found is None:
                 found = function(**kwargs)

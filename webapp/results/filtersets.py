@@ -1,7 +1,10 @@
 """Query filters of the list endpoints (django-filter): invalid values answer 400 naming them."""
 
+from datetime import UTC
+
 import django_filters
 from django import forms
+from django_filters.fields import IsoDateTimeField
 
 from results.choices import CampaignState, Protocol, Trigger
 from results.models import Campaign, Measurement, Node
@@ -11,15 +14,32 @@ class IntegerFilter(django_filters.NumberFilter):
     field_class = forms.IntegerField
 
 
+class UTCDateTimeField(IsoDateTimeField):
+    """ISO 8601, converted to UTC: PostgreSQL refuses offsets beyond +-15:59."""
+
+    def clean(self, value):
+        moment = super().clean(value)
+        if moment is None:
+            return None
+        try:
+            return moment.astimezone(UTC)
+        except OverflowError as exc:
+            raise forms.ValidationError("Date and time out of range.") from exc
+
+
+class UTCDateTimeFilter(django_filters.IsoDateTimeFilter):
+    field_class = UTCDateTimeField
+
+
 class MeasurementFilterSet(django_filters.FilterSet):
     src = django_filters.CharFilter(field_name="src__name", help_text="Source node name")
     dst = django_filters.CharFilter(field_name="dst__name", help_text="Destination node name")
     protocol = django_filters.ChoiceFilter(choices=Protocol.choices)
     streams = IntegerFilter(field_name="streams", min_value=1, max_value=1024)
-    since = django_filters.IsoDateTimeFilter(
+    since = UTCDateTimeFilter(
         field_name="started", lookup_expr="gte", help_text="Started at or after (ISO 8601)"
     )
-    until = django_filters.IsoDateTimeFilter(
+    until = UTCDateTimeFilter(
         field_name="started", lookup_expr="lt", help_text="Started before (ISO 8601)"
     )
     campaign = django_filters.UUIDFilter(field_name="campaign__uuid", help_text="Campaign uuid")
