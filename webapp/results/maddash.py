@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.conf import settings
+from django.db import connection
 from django.db.models import Avg, Count, Max, Sum
 from django.utils import timezone
 
@@ -130,7 +131,6 @@ def _failure_reasons(condition, protocol: str) -> dict[tuple[int, int, int], tup
             "-measurement__started",
             "index",
         )
-        .distinct("measurement__src_id", "measurement__dst_id", "measurement__streams")
         .values_list(
             "measurement__src_id",
             "measurement__dst_id",
@@ -139,9 +139,12 @@ def _failure_reasons(condition, protocol: str) -> dict[tuple[int, int, int], tup
             "message",
         )
     )
-    return {
-        (s, d, k): (error_class or "unknown", message) for s, d, k, error_class, message in rows
-    }
+    if connection.features.can_distinct_on_fields:  # PostgreSQL: one row per cell
+        rows = rows.distinct("measurement__src_id", "measurement__dst_id", "measurement__streams")
+    reasons: dict[tuple[int, int, int], tuple[str, str]] = {}
+    for s, d, k, error_class, message in rows:
+        reasons.setdefault((s, d, k), (error_class or "unknown", message))  # first = latest
+    return reasons
 
 
 def _report(grid: list[list], names: list[str]) -> dict:
