@@ -30,3 +30,11 @@ def test_schema_is_openapi_3_and_names_the_design_endpoints(client):
 def test_no_server_errors(case):
     token = services.api_token_create(name="schemathesis")
     case.call_and_validate(headers={"Authorization": f"Token {token}"}, checks=[not_a_server_error])
+
+
+def test_ingest_request_documents_one_measurement_or_a_list(client):
+    document = client.get("/api/schema/?format=json").json()
+    body = document["paths"]["/api/v1/measurements/"]["post"]["requestBody"]["content"]
+    assert list(body) == ["application/json"]
+    ingest = document["components"]["schemas"]["MeasurementIngestRequest"]
+    assert [s.get("type", "$ref") for s in ingest["oneOf"]] == ["$ref", "array"]

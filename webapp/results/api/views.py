@@ -3,7 +3,12 @@
 from django.db.models import Count, IntegerField, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    PolymorphicProxySerializer,
+    extend_schema,
+)
 from rest_framework import mixins, status, viewsets
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.request import Request
@@ -73,7 +78,12 @@ class MeasurementViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
         return super().list(request, *args, **kwargs)
 
     @extend_schema(
-        request=s.MeasurementInSerializer,
+        request=PolymorphicProxySerializer(
+            component_name="MeasurementIngest",
+            serializers=[s.MeasurementInSerializer, s.MeasurementInSerializer(many=True)],
+            resource_type_field_name=None,
+            many=False,
+        ),
         responses={
             201: s.MeasurementSerializer,
             200: OpenApiResponse(s.MeasurementSerializer, "Already stored (same payload)"),
@@ -206,7 +216,7 @@ class StreamComparisonView(APIView):
 class MaddashGridListView(APIView):
     """MaDDash's grid list: one grid per protocol with results."""
 
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @extend_schema(responses=OpenApiTypes.OBJECT, operation_id="maddash_grids_list")
     def get(self, request: Request) -> Response:
         return Response(
             {
@@ -220,7 +230,11 @@ class MaddashGridListView(APIView):
 class MaddashGridView(APIView):
     """One grid in MaDDash's JSON shape."""
 
-    @extend_schema(parameters=[s.MaddashWindowQuerySerializer], responses=OpenApiTypes.OBJECT)
+    @extend_schema(
+        parameters=[s.MaddashWindowQuerySerializer],
+        responses=OpenApiTypes.OBJECT,
+        operation_id="maddash_grid_retrieve",
+    )
     def get(self, request: Request, name: str) -> Response:
         window = _query(s.MaddashWindowQuerySerializer, request)["window"]
         try:
