@@ -12,6 +12,8 @@ at once. Recipe and findings: shared/notes/simulated-cluster.md.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import json
 import logging
 import os
@@ -89,6 +91,12 @@ def fake_node(name: str, internal_ip: str, labels: dict[str, str] | None = None)
             "capacity": capacity,
         },
     }
+
+
+def _die_with_parent() -> None:
+    """Runs in the child before exec: if the test process dies (even SIGKILL), so do we."""
+    pr_set_pdeathsig = 1
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
 
 
 def _free_ports(count: int) -> list[int]:
@@ -266,7 +274,12 @@ class SimCluster:
     def _spawn(self, name: str, argv: list[str]) -> None:
         with open(self.workdir / f"{name}.log", "wb") as out:
             proc = subprocess.Popen(
-                argv, stdout=out, stderr=subprocess.STDOUT, cwd=self.workdir, start_new_session=True
+                argv,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                cwd=self.workdir,
+                start_new_session=True,
+                preexec_fn=_die_with_parent,
             )
         self._procs.append((name, proc))
 
@@ -315,3 +328,23 @@ def write_kubeconfig(
     }
     path.write_text(json.dumps(config, indent=2))
     path.chmod(0o600)
+
+
+def main() -> None:
+    """`python -m orchestrator.testing.simcluster [WORKDIR]`: run a cluster until Ctrl-C."""
+    import sys
+    import tempfile
+
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    workdir = (
+        Path(sys.argv[1]) if len(sys.argv) > 1 else Path(tempfile.mkdtemp(prefix="simcluster-"))
+    )
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    with SimCluster(workdir, ensure_binaries()) as cluster:
+        print(f"export KUBECONFIG={cluster.kubeconfig}   # Ctrl-C stops the cluster", flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            signal.pause()
+
+
+if __name__ == "__main__":
+    main()
