@@ -8,10 +8,14 @@ from orchestrator.endpoints import Endpoint
 
 
 class LabDiscovery:
-    """The lab inventory's nodes (`tpcbench lab up` writes the inventory)."""
+    """The lab inventory's nodes (`tpcbench lab up` writes the inventory).
 
-    def __init__(self, inventory: str | Path) -> None:
-        self.inventory = Path(inventory)
+    `inventory`: the inventory file; default the running lab's ($TPCBENCH_HOME/lab/...).
+    Read on every `discover()`, so a restarted lab is picked up.
+    """
+
+    def __init__(self, inventory: str | Path | None = None) -> None:
+        self.inventory = Path(inventory) if inventory is not None else None
 
     def discover(self) -> list[Endpoint]:
         # Imported here so discovery does not depend on the lab package at import time.
