@@ -488,3 +488,19 @@ def test_offsets_postgresql_cannot_store_are_converted_to_utc(reporter, make_pay
     response = reporter.post(URL, body, format="json")
     assert response.status_code == 201, response.content
     assert response.json()["started"].startswith("2026-11-21T20:10:00")
+
+
+def test_aggregates_as_csv(anonymous, ingest):
+    ingest(src="a", dst="b", streams=1, seconds=8.0, rtt_ms=10.0)
+    ingest(src="a", dst="b", streams=8, seconds=2.0, rtt_ms=10.0)
+    latency = anonymous.get("/api/v1/throughput-vs-latency/", {"format": "csv"})
+    assert latency["Content-Type"].startswith("text/csv")
+    rows = list(csv.DictReader(io.StringIO(latency.content.decode())))
+    assert [(r["src"], r["dst"], r["protocol"], r["measurements"]) for r in rows] == [
+        ("a", "b", "https", "2")
+    ]
+    streams = anonymous.get("/api/v1/stream-comparison/", {"format": "csv"})
+    (pair,) = csv.DictReader(io.StringIO(streams.content.decode()))
+    assert float(pair["ratio"]) == pytest.approx(4.0) and pair["multi_streams"] == "8"
+    empty = anonymous.get("/api/v1/stream-comparison/", {"format": "csv", "window": "latest"})
+    assert empty.status_code == 200 and empty.content == b""

@@ -25,5 +25,7 @@ class CSVRenderer(BaseRenderer):
         if isinstance(data, dict):
             data = data.get("results", [data])
         rows = [r if isinstance(r, dict) else {"value": r} for r in data]
+        if not rows:
+            return b""
         header = list(rows[0]) if rows else []
         return csv_text(rows, header).encode(self.charset)

@@ -183,6 +183,10 @@ class CampaignViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
         return Response(s.CampaignSerializer(campaign).data)
 
 
+def _wants_csv(request: Request) -> bool:
+    return getattr(request.accepted_renderer, "format", None) == "csv"
+
+
 def _query(serializer_class, request: Request) -> dict:
     query = serializer_class(data=request.query_params)
     query.is_valid(raise_exception=True)
@@ -190,27 +194,34 @@ def _query(serializer_class, request: Request) -> dict:
 
 
 class ThroughputVsLatencyView(APIView):
-    """Per pair: mean throughput vs mean RTT over a window, and a least-squares fit per protocol."""
+    """Per pair: mean throughput vs mean RTT over a window, and a least-squares fit per protocol.
+
+    With ?format=csv: the points, one row per pair and protocol.
+    """
+
+    renderer_classes = [*APIView.renderer_classes, CSVRenderer]
 
     @extend_schema(
         parameters=[s.ThroughputVsLatencyQuerySerializer], responses=s.ThroughputVsLatencySerializer
     )
     def get(self, request: Request) -> Response:
-        return Response(
-            selectors.throughput_vs_latency(**_query(s.ThroughputVsLatencyQuerySerializer, request))
+        result = selectors.throughput_vs_latency(
+            **_query(s.ThroughputVsLatencyQuerySerializer, request)
         )
+        return Response(result["points"] if _wants_csv(request) else result)
 
 
 class StreamComparisonView(APIView):
-    """Per pair: 1-stream vs multi-stream mean throughput over a window."""
+    """Per pair: 1-stream vs multi-stream mean throughput over a window (CSV: the pairs)."""
+
+    renderer_classes = [*APIView.renderer_classes, CSVRenderer]
 
     @extend_schema(
         parameters=[s.StreamComparisonQuerySerializer], responses=s.StreamComparisonSerializer
     )
     def get(self, request: Request) -> Response:
-        return Response(
-            selectors.stream_comparison(**_query(s.StreamComparisonQuerySerializer, request))
-        )
+        result = selectors.stream_comparison(**_query(s.StreamComparisonQuerySerializer, request))
+        return Response(result["pairs"] if _wants_csv(request) else result)
 
 
 class MaddashGridListView(APIView):
