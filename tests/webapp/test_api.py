@@ -504,3 +504,33 @@ def test_aggregates_as_csv(anonymous, ingest):
     assert float(pair["ratio"]) == pytest.approx(4.0) and pair["multi_streams"] == "8"
     empty = anonymous.get("/api/v1/stream-comparison/", {"format": "csv", "window": "latest"})
     assert empty.status_code == 200 and empty.content == b""
+
+
+def test_orchestrator_campaign_payload_is_accepted(reporter, make_payload):
+    """What orchestrator/campaign.py PATCHes: uuid, state, trigger, schedule, started, finished."""
+    campaign = str(uuid_lib.uuid4())
+    reporter.post(URL, make_payload(campaign=campaign), format="json")  # created on first sight
+    response = reporter.patch(
+        f"/api/v1/campaigns/{campaign}/",
+        {
+            "uuid": campaign,
+            "state": "finished",
+            "trigger": "schedule",
+            "schedule": "0 */12 * * *",
+            "started": "2026-11-21T00:00:00Z",
+            "finished": "2026-11-21T05:00:00Z",
+        },
+        format="json",
+    )
+    assert response.status_code == 200, response.content
+    stored = Campaign.objects.get(uuid=campaign)
+    assert (stored.state, stored.trigger, stored.schedule) == (
+        "finished",
+        "schedule",
+        "0 */12 * * *",
+    )
+    assert stored.finished.hour == 5
+    missing = reporter.patch(
+        f"/api/v1/campaigns/{uuid_lib.uuid4()}/", {"state": "running"}, format="json"
+    )
+    assert missing.status_code == 404

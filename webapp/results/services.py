@@ -333,6 +333,7 @@ def campaign_update(
     started: datetime | None = None,
     finished: datetime | None = None,
     schedule: str | None = None,
+    trigger: str | None = None,
 ) -> Campaign:
     """Orchestrator progress: state and times; a finished campaign gets a finish time."""
     fields = []
@@ -341,6 +342,7 @@ def campaign_update(
         ("started", started),
         ("finished", finished),
         ("schedule", schedule),
+        ("trigger", trigger),
     ):
         if value is not None:
             setattr(campaign, name, value)

@@ -219,6 +219,7 @@ class CampaignCreateSerializer(serializers.Serializer):
 
 class CampaignUpdateSerializer(serializers.Serializer):
     state = serializers.ChoiceField(choices=CampaignState.choices, required=False)
+    trigger = serializers.ChoiceField(choices=Trigger.choices, required=False)
     started = serializers.DateTimeField(required=False)
     finished = serializers.DateTimeField(required=False)
     schedule = serializers.CharField(max_length=100, allow_blank=True, required=False)
