@@ -534,3 +534,17 @@ def test_orchestrator_campaign_payload_is_accepted(reporter, make_payload):
         f"/api/v1/campaigns/{uuid_lib.uuid4()}/", {"state": "running"}, format="json"
     )
     assert missing.status_code == 404
+
+
+@pytest.mark.parametrize("name", ["lab-1", "xrootd.example.org", "10.0.0.7", "::1", "[fd00::2]"])
+def test_node_names_may_be_hosts_or_addresses(reporter, make_payload, name):
+    response = reporter.post(URL, make_payload(src=name, dst="other"), format="json")
+    assert response.status_code == 201, response.content
+    assert response.json()["src"] == name
+
+
+def test_long_error_messages_are_kept(reporter, make_payload):
+    body = make_payload(failed=1)
+    body["transfers"][0]["message"] = "stderr line\n" * 5000  # 60 kB of tool output
+    assert reporter.post(URL, body, format="json").status_code == 201
+    assert len(Transfer.objects.get(index=0).message) == 60000

@@ -35,11 +35,13 @@ class StrictFloatField(serializers.FloatField):
 
 
 class NodeNameField(serializers.RegexField):
+    """A host name or address (IPv6 too); no '/', '?', '#', '%' or spaces: it goes in URLs."""
+
     def __init__(self, **kwargs):
         super().__init__(
-            r"^[A-Za-z0-9][A-Za-z0-9._:-]*$",
+            r"^[^\s/?#%\\]+$",
             max_length=253,
-            error_messages={"invalid": "A node name: letters, digits, '.', '_', ':', '-'."},
+            error_messages={"invalid": "A node name: no spaces, '/', '?', '#', '%%' or '\\'."},
             **kwargs,
         )
 
@@ -54,7 +56,7 @@ class TransferInSerializer(serializers.Serializer):
         choices=ErrorClass.choices, allow_null=True, required=False, default=None
     )
     message = serializers.CharField(
-        allow_blank=True, required=False, default="", max_length=10_000, trim_whitespace=False
+        allow_blank=True, required=False, default="", max_length=100_000, trim_whitespace=False
     )
 
     def validate(self, attrs: dict) -> dict:
