@@ -92,3 +92,18 @@ def test_aggregates_come_from_the_cache_until_the_data_changes(load_mesh, ingest
     after = client.get("/maddash/grids/https?window=20d").json()
     assert after["grid"][0][2][0]["measurements"] == before["grid"][0][2][0]["measurements"] + 1
     assert after["grid"][0][2][0]["value_gbps"] > before["grid"][0][2][0]["value_gbps"]
+
+
+def test_ingest_queries_do_not_grow_with_transfers_or_batch_size(reporter, make_payload):
+    def queries_for(body) -> int:
+        with CaptureQueriesContext(connection) as queries:
+            response = reporter.post("/api/v1/measurements/", body, format="json")
+        assert response.status_code == 201, response.content
+        return len(queries)
+
+    queries_for(make_payload(src="warm", dst="up"))  # first write creates the version row
+    small = queries_for(make_payload(k=2))
+    assert queries_for(make_payload(k=50, src="x", dst="y")) == small
+    batch_of_two = queries_for([make_payload(src="a", dst="b"), make_payload(src="b", dst="a")])
+    batch_of_twenty = queries_for([make_payload(src=f"s{i}", dst=f"d{i}") for i in range(20)])
+    assert batch_of_twenty == batch_of_two
