@@ -172,6 +172,7 @@ def report(cases: list[Case], args: argparse.Namespace) -> bool:
             "ours Gb/s",
             "bare Gb/s",
             "ratio",
+            "ratio range",
             "ours CPU s/m",
             "bare CPU s/m",
             "ok",
