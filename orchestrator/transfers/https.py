@@ -29,7 +29,9 @@ def client_ssl_context(creds: ClientCredentials) -> ssl.SSLContext:
     return context
 
 
-def tpc_headers(source_url: str | None, destination_url: str | None, streams: int) -> dict:
+def tpc_headers(
+    source_url: str | None, destination_url: str | None, streams: int
+) -> dict[str, str]:
     """The COPY headers, cased exactly: XRootD 5.5 compares header names case-sensitively."""
     if source_url is not None:
         # Pull: the destination server GETs the source; only pull honours the stream count.
@@ -93,6 +95,8 @@ class HttpsTpc:
             error_class, message = classify_message(str(exc)), f"{type(exc).__name__}: {exc}"
         except ssl.SSLError as exc:
             error_class, message = "tls", str(exc)
+        except OSError as exc:  # our own client certificate or key could not be read
+            error_class, message = "auth", f"client credentials: {exc}"
         end = clock.now()
         return build_record(
             index=index,
@@ -114,7 +118,7 @@ class HttpsTpc:
         self,
         creds: ClientCredentials,
         target: str,
-        headers: dict,
+        headers: dict[str, str],
         parser: PerfMarkerParser,
         progress: list[ProgressPoint],
         start: float,
