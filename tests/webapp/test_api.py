@@ -548,3 +548,12 @@ def test_long_error_messages_are_kept(reporter, make_payload):
     body["transfers"][0]["message"] = "stderr line\n" * 5000  # 60 kB of tool output
     assert reporter.post(URL, body, format="json").status_code == 201
     assert len(Transfer.objects.get(index=0).message) == 60000
+
+
+def test_bulk_form_is_bounded(reporter, make_payload):
+    from results.api.views import MAX_BULK
+
+    body = [make_payload()] * (MAX_BULK + 1)
+    response = reporter.post(URL, body, format="json")
+    assert response.status_code == 400 and "non_field_errors" in response.json()
+    assert Measurement.objects.count() == 0

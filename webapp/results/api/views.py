@@ -36,6 +36,8 @@ def _count(model, field: str) -> Coalesce:
     return Coalesce(subquery, 0)
 
 
+MAX_BULK = 1000  # measurements per bulk request: a bound on one request's work
+
 EXPAND = OpenApiParameter("expand", str, enum=["transfers"], description="Nest the transfers")
 ROWS = OpenApiParameter(
     "rows",
@@ -106,6 +108,8 @@ class MeasurementViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
         return Response(body, status=status.HTTP_201_CREATED if result.created else 200)
 
     def _create_many(self, items: list):
+        if len(items) > MAX_BULK:
+            raise ValidationError({"non_field_errors": [f"At most {MAX_BULK} measurements."]})
         results: list[dict] = [{} for _ in items]
         valid: list[tuple[int, dict]] = []
         # One serializer for every item: building its fields is the costly part.
@@ -137,8 +141,8 @@ class MeasurementViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
             "rejected": rejected,
             "results": results,
         }
-        if rejected:
-            code = status.HTTP_207_MULTI_STATUS if rejected < len(results) or not results else 400
+        if rejected:  # 207: some stored, some not; 400: nothing stored
+            code = status.HTTP_207_MULTI_STATUS if rejected < len(results) else 400
         else:
             code = status.HTTP_201_CREATED if counts[201] else status.HTTP_200_OK
         return Response(body, status=code)
