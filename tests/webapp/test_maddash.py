@@ -129,3 +129,38 @@ def test_empty_database_gives_no_grids_and_a_not_run_grid(db):
     assert maddash.maddash_grid_names() == []
     grid = maddash.maddash_grid(name="root")
     assert grid["grid"] == [] and grid["checkNames"] == ["8 streams", "1 stream"]
+
+
+def test_check_uri_serves_the_check_with_paged_history(mesh, ingest, anonymous):
+    ingest(src="c", dst="a", streams=8, seconds=seconds_for(35))  # recovered since
+    grid = anonymous.get("/maddash/grids/https?window=24h").json()
+    uri = cell(grid, "c", "a")[0]["uri"]
+    assert uri == "/maddash/grids/https/c/a/8%20streams"
+    check = anonymous.get(uri).json()
+    assert (check["gridName"], check["rowName"], check["colName"], check["checkName"]) == (
+        "https",
+        "c",
+        "a",
+        "8 streams",
+    )
+    assert (check["status"], check["statusShortName"]) == (maddash.OK, "OK")
+    assert [h["status"] for h in check["history"]] == [maddash.OK, maddash.CRITICAL]
+    assert "connect" in check["history"][1]["message"]
+    assert check["history"][0]["returnParams"]["Average"] == pytest.approx(35)
+    paged = anonymous.get(uri.replace("%20", "+"), {"resultsPerPage": 1, "page": 1}).json()
+    assert paged["historyPageCount"] == 2 and len(paged["history"]) == 1
+    assert paged["history"][0]["status"] == maddash.CRITICAL
+    assert paged["status"] == maddash.OK  # the current state stays the latest
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/maddash/grids/ftp/a/b/8%20streams",
+        "/maddash/grids/https/a/zz/8%20streams",
+        "/maddash/grids/https/a/a/8%20streams",
+        "/maddash/grids/https/a/b/eight",
+    ],
+)
+def test_unknown_check_is_404(mesh, anonymous, path):
+    assert anonymous.get(path).status_code == 404

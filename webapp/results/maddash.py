@@ -5,9 +5,11 @@ checkNames, grid, rows, report) so MaDDash-era clients can read it; cells carry 
 (value_gbps, succeeded, failed, measurements, streams) for our own pages.
 """
 
+import re
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
+from urllib.parse import quote
 
 from django.conf import settings
 from django.db import connection
@@ -24,6 +26,9 @@ OK, WARNING, CRITICAL, UNKNOWN, NOT_RUN = 0, 1, 2, 3, 4
 STATUS_SHORT_NAMES = ["OK", "WARNING", "CRITICAL", "UNKNOWN", "NOT RUN"]
 # Bands of an empty grid: the orchestrator's default stream settings.
 DEFAULT_STREAM_SETTINGS = (8, 1)
+
+
+_CHECK = re.compile(r"^([1-9][0-9]{0,3}) streams?$")
 
 
 class UnknownGrid(LookupError):
@@ -43,6 +48,16 @@ class Limits:
 
 def check_name(streams: int) -> str:
     return f"{streams} stream" if streams == 1 else f"{streams} streams"
+
+
+def check_uri(grid: str, row: str, col: str, check: str) -> str:
+    return "/maddash/grids/" + "/".join(quote(part, safe="") for part in (grid, row, col, check))
+
+
+def parse_check_name(check: str) -> int | None:
+    """'8 streams' (or '8+streams', as MaDDash URIs spell spaces) -> 8; None if not a check."""
+    match = _CHECK.match(check.replace("+", " ").strip())
+    return int(match.group(1)) if match else None
 
 
 def maddash_grid_names() -> list[str]:
@@ -219,7 +234,10 @@ def maddash_grid(*, name: str, window: str = "latest") -> dict:
             for streams, label in zip(stream_settings, check_names, strict=True):
                 key = (src_id, dst_id, streams)
                 check = _check(cells.get(key), limits, reasons.get(key))
-                check["uri"] = f"/pairs/{src_name}/{dst_name}/?protocol={name}&streams={streams}"
+                check["uri"] = check_uri(name, src_name, dst_name, label)
+                check["history_uri"] = (
+                    f"/pairs/{src_name}/{dst_name}/?protocol={name}&streams={streams}"
+                )
                 check["streams"] = streams
                 check["check"] = label
                 band.append(check)
@@ -256,3 +274,96 @@ def summarize_statuses(grid: dict) -> Counter:
         for cell in row
         for check in (cell or [])
     )
+
+
+def maddash_check(
+    *, grid: str, row: str, col: str, check: str, page: int = 0, per_page: int = 10
+) -> dict:
+    """One check of one cell with its history, like MaDDash's check resource.
+
+    The current state is the latest measurement's; history is newest first, paged.
+    Raises UnknownGrid when the grid, a node or the check does not exist.
+    """
+    streams = parse_check_name(check)
+    if grid not in Protocol.values or streams is None:
+        raise UnknownGrid(f"no check {check!r} in grid {grid!r}")
+    nodes = dict(Node.objects.filter(name__in=[row, col]).values_list("name", "id"))
+    if row not in nodes or col not in nodes or row == col:
+        raise UnknownGrid(f"no cell {row!r} -> {col!r} in grid {grid!r}")
+    measurements = Measurement.objects.filter(
+        protocol=grid, src_id=nodes[row], dst_id=nodes[col], streams=streams
+    ).order_by("-started", "-id")
+    total = measurements.count()
+    chosen = list(
+        measurements.values(
+            "id", "finished", "throughput_gbps", "makespan_gbps", "rtt_ms", "succeeded", "failed"
+        )[page * per_page : (page + 1) * per_page]
+    )
+    if page > 0 or not chosen:
+        latest = measurements.values(
+            "id", "finished", "throughput_gbps", "makespan_gbps", "rtt_ms", "succeeded", "failed"
+        ).first()
+    else:
+        latest = chosen[0]
+    failing = [m["id"] for m in [*chosen, latest] if m and m["succeeded"] == 0 and m["failed"]]
+    reasons: dict[int, tuple[str, str]] = {}
+    for measurement_id, error_class, message in (
+        Transfer.objects.filter(measurement_id__in=failing, outcome=Outcome.FAILURE)
+        .order_by("measurement_id", "index")
+        .values_list("measurement_id", "error_class", "message")
+    ):
+        reasons.setdefault(measurement_id, (error_class or "unknown", message))
+    _, limits_for = _limits_resolver(grid)
+    limits = limits_for(nodes[row], nodes[col])
+
+    def result(m: dict | None) -> dict:
+        aggregate = m and {
+            "succeeded": m["succeeded"],
+            "failed": m["failed"],
+            "value": m["throughput_gbps"],
+            "measurements": 1,
+            "last": m["finished"],
+        }
+        return _check(aggregate, limits, reasons.get(m["id"]) if m else None)
+
+    current = result(latest)
+    history = []
+    for m in chosen:
+        item = result(m)
+        history.append(
+            {
+                "time": item["prevCheckTime"],
+                "returnCode": item["status"],
+                "status": item["status"],
+                "message": item["message"],
+                "returnCodeCount": 1,
+                "returnParams": {
+                    "Average": m["throughput_gbps"],
+                    "Makespan": m["makespan_gbps"],
+                    "RTT_ms": m["rtt_ms"],
+                    "Succeeded": m["succeeded"],
+                    "Failed": m["failed"],
+                },
+            }
+        )
+    label = check_name(streams)
+    return {
+        "gridName": grid,
+        "rowName": row,
+        "colName": col,
+        "checkName": label,
+        "description": f"{grid} third-party-copy throughput with {label}, {row} to {col}",
+        "prevCheckTime": current["prevCheckTime"],
+        "nextCheckTime": None,
+        "status": current["status"],
+        "returnCode": current["status"],
+        "returnCodeCount": 1,
+        "message": current["message"],
+        "statusShortName": STATUS_SHORT_NAMES[current["status"]],
+        "type": "tpcbench",
+        "params": {"graphUrl": f"/pairs/{quote(row)}/{quote(col)}/"},
+        "historyPageCount": -(-total // per_page),
+        "historyResultsPerPage": per_page,
+        "history": history,
+        "uri": check_uri(grid, row, col, label),
+    }

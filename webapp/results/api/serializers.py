@@ -301,3 +301,9 @@ class StreamComparisonSerializer(serializers.Serializer):
 
 class MaddashWindowQuerySerializer(WindowQuerySerializer):
     window = serializers.CharField(default="latest", help_text="latest, <N>h or <N>d")
+
+
+class MaddashCheckQuerySerializer(serializers.Serializer):
+    # MaDDash's parameter name.
+    resultsPerPage = serializers.IntegerField(min_value=1, max_value=1000, default=10)
+    page = serializers.IntegerField(min_value=0, max_value=1_000_000, default=0)

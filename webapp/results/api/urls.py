@@ -21,4 +21,9 @@ urlpatterns = [
 maddash_urlpatterns = [
     re_path(r"^grids/?$", views.MaddashGridListView.as_view(), name="maddash-grids"),
     re_path(r"^grids/(?P<name>[^/]+)/?$", views.MaddashGridView.as_view(), name="maddash-grid"),
+    re_path(
+        r"^grids/(?P<name>[^/]+)/(?P<row>[^/]+)/(?P<col>[^/]+)/(?P<check>[^/]+)/?$",
+        views.MaddashCheckView.as_view(),
+        name="maddash-check",
+    ),
 ]

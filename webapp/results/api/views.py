@@ -256,3 +256,24 @@ class MaddashGridView(APIView):
             return Response(maddash.maddash_grid(name=name, window=window))
         except maddash.UnknownGrid as exc:
             raise NotFound(str(exc)) from exc
+
+
+class MaddashCheckView(APIView):
+    """One check of one cell with its paged history (MaDDash's check resource)."""
+
+    @extend_schema(parameters=[s.MaddashCheckQuerySerializer], responses=OpenApiTypes.OBJECT)
+    def get(self, request: Request, name: str, row: str, col: str, check: str) -> Response:
+        query = _query(s.MaddashCheckQuerySerializer, request)
+        try:
+            return Response(
+                maddash.maddash_check(
+                    grid=name,
+                    row=row,
+                    col=col,
+                    check=check,
+                    page=query["page"],
+                    per_page=query["resultsPerPage"],
+                )
+            )
+        except maddash.UnknownGrid as exc:
+            raise NotFound(str(exc)) from exc
