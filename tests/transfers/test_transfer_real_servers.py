@@ -26,7 +26,7 @@ from orchestrator.measurement import (
     remove_destination_files,
     run_measurement,
 )
-from orchestrator.transfers import TRANSFER_TOOLS
+from orchestrator.transfers import TRANSFER_TOOLS, HttpsTpc
 from orchestrator.transfers.process import TERMINATE_GRACE
 
 pytestmark = pytest.mark.lab
@@ -203,3 +203,13 @@ def test_client_trusting_another_ca_is_tls(
     assert {t.error_class for t in record.transfers} == {"tls"}, [
         t.message for t in record.transfers
     ]
+
+
+def test_https_push_mode_delivers_the_exact_bytes(two_nodes: TwoNodes) -> None:
+    record = measure(two_nodes, "https", 1, file_size=SMALL, keep_files=True, tool=HttpsTpc("push"))
+    assert record.succeeded == 3, [t.message for t in record.transfers]
+    expected = md5(two_nodes.nodes[0].data_root / source_name(SMALL).lstrip("/"))
+    for transfer in record.transfers:
+        name = destination_name(record.uuid, transfer.index).lstrip("/")
+        assert md5(two_nodes.nodes[1].data_root / name) == expected
+    asyncio.run(remove_destination_files(record, two_nodes.nodes[1].endpoint, two_nodes.creds))
