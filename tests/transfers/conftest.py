@@ -6,10 +6,7 @@ import shutil
 from collections.abc import Iterator
 
 import pytest
-from transfer_servers import TwoNodes, start_two_nodes
-
-SMALL = 8 << 20  # the K = 3 correctness transfers
-BIG = 512 << 20  # long enough that "mid-transfer" is a real moment on this machine
+from transfer_servers import BIG, SMALL, TwoNodes, start_two_nodes
 
 
 @pytest.fixture(scope="session")

@@ -6,8 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import SMALL
-from transfer_servers import TwoNodes
+from transfer_servers import SMALL, TwoNodes
 
 from orchestrator.cli import main
 from orchestrator.lab.inventory import LabInventory, save_inventory

@@ -14,9 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import BIG, SMALL
 from proc_scan import leftovers
-from transfer_servers import Node, TwoNodes
+from transfer_servers import BIG, SMALL, Node, TwoNodes
 
 from ca.authority import CertificateAuthority
 from orchestrator.endpoints import ClientCredentials, source_name

@@ -34,6 +34,8 @@ from orchestrator.servers import (
     xrootd_environment,
 )
 
+SMALL = 8 << 20  # the K = 3 correctness transfers
+BIG = 512 << 20  # long enough that "mid-transfer" is a real moment on this machine
 SERVICE_USER = "nobody"  # xrootd refuses to run as root; gridftp maps our client DN to it
 
 
