@@ -5,8 +5,17 @@ from __future__ import annotations
 import shutil
 from collections.abc import Iterator
 
+import proc_scan
 import pytest
 from transfer_servers import BIG, SMALL, TwoNodes, start_two_nodes
+
+
+@pytest.fixture(autouse=True)
+def _processes_before_the_test() -> Iterator[None]:
+    """Remember what already ran, so leftover checks judge only what the test started."""
+    proc_scan.already_running = proc_scan.descendants()
+    yield
+    proc_scan.already_running = set()
 
 
 @pytest.fixture(scope="session")

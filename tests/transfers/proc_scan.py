@@ -65,12 +65,21 @@ def processes_mentioning(text: str, uid: int | None = None) -> list[int]:
     return found
 
 
+# Processes that were already running when the current test began (set by an autouse fixture):
+# other areas' session fixtures (a simulated cluster, a webapp) are not this test's leftovers.
+already_running: set[int] = set()
+
+
 def leftovers(server_groups: set[int], mention: str | None = None) -> list[int]:
-    """Our descendants outside the servers' groups, plus our user's processes naming `mention`.
+    """New descendants outside the servers' groups, plus our user's processes naming `mention`.
 
     The servers run as another user; their own helpers (XRootD's `xrdcp --server`) are theirs.
     """
-    ours = {p for p in descendants() if group_of(p) not in server_groups and _uid(p) == os.getuid()}
+    ours = {
+        p
+        for p in descendants() - already_running
+        if group_of(p) not in server_groups and _uid(p) == os.getuid()
+    }
     if mention is not None:
         named = processes_mentioning(mention, uid=os.getuid())
         ours |= {p for p in named if group_of(p) not in server_groups}

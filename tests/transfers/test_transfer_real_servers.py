@@ -64,8 +64,10 @@ def measure_while(
         )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not task.done():
-            sizes = [p.stat().st_size for p in data.glob("tpcbench-*")]
-            if len(sizes) == 3 and all(0 < s < BIG for s in sizes):
+            # Bytes actually stored, not st_size: GridFTP's MODE E may write the last block
+            # first, making a file look complete while it is mostly a hole.
+            stored = [p.stat().st_blocks * 512 for p in data.glob("tpcbench-*")]
+            if len(stored) == 3 and all(0 < s < BIG for s in stored):
                 action()  # every transfer is under way and none has finished
                 break
             await asyncio.sleep(0.01)
