@@ -217,19 +217,33 @@ def percentiles(samples: list[float]) -> tuple[float, float]:
     return statistics.median(ordered), p95
 
 
-def timed(
-    call: Callable[[], object], requests: int, before: Callable[[], object] | None = None
-) -> tuple[float, float]:
-    for _ in range(2):  # warm connections (and the aggregate cache, unless `before` clears it)
-        call()
-    samples = []
+def elapsed_ms(call: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    call()
+    return (time.perf_counter() - start) * 1000
+
+
+def timed_side_by_side(
+    app: Callable[[], object], sql: Callable[[], object], requests: int
+) -> dict[str, tuple[float, float]]:
+    """p50/p95 of the raw SQL, the app computing every time, and the app as served (cached).
+
+    Interleaved, one of each per round, so that load from elsewhere on the machine weighs on
+    all three alike. 'uncached' clears the aggregate cache first: the request after a write.
+    """
+    from django.core.cache import cache
+
+    for _ in range(2):  # warm connections, plans and code paths
+        sql()
+        cache.clear()
+        app()
+    samples: dict[str, list[float]] = {"sql": [], "uncached": [], "cached": []}
     for _ in range(requests):
-        if before is not None:
-            before()
-        start = time.perf_counter()
-        call()
-        samples.append((time.perf_counter() - start) * 1000)
-    return percentiles(samples)
+        samples["sql"].append(elapsed_ms(sql))
+        cache.clear()
+        samples["uncached"].append(elapsed_ms(app))
+        samples["cached"].append(elapsed_ms(app))
+    return {kind: percentiles(values) for kind, values in samples.items()}
 
 
 def get(client, url: str) -> Callable[[], object]:
@@ -334,38 +348,46 @@ def read_rows(requests: int) -> list[tuple[str, Callable | None, Callable, str]]
 
 
 def report_reads(requests: int) -> bool:
+    """The read table; the targets are judged on the uncached figures (the cache is a bonus)."""
     print(
-        f"\nread path: p50/p95 in ms over {requests} requests "
-        f"(targets: p95 <= {RATIO}x raw SQL and <= {P95_MS:.0f} ms)"
+        f"\nread path: p50/p95 in ms over {requests} requests, interleaved; targets on the "
+        f"UNCACHED p95: <= {RATIO}x the raw SQL p95 and <= {P95_MS:.0f} ms"
     )
-    header = "{:<40} {:>8} {:>8} {:>8} {:>8} {:>6}  {}"
-    print(header.format("", "app p50", "app p95", "SQL p50", "SQL p95", "ratio", "verdict"))
-    from django.core.cache import cache
-
+    header = "{:<28} {:>15} {:>15} {:>15} {:>15}  {}"
+    print(
+        header.format(
+            "", "uncached p50/95", "cached p50/95", "raw SQL p50/95", "ratio unc/cache", "verdict"
+        )
+    )
     all_ok = True
     for name, app, sql, note in read_rows(requests):
-        sql50, sql95 = timed(sql, requests)
         if app is None:
-            print(header.format(name, "-", "-", f"{sql50:.1f}", f"{sql95:.1f}", "-", note))
+            sql50, sql95 = percentiles([elapsed_ms(sql) for _ in range(requests)])
+            print(header.format(name, "-", "-", f"{sql50:.1f}/{sql95:.1f}", "-", note))
             continue
-        # As served (aggregates cached until the data changes), then computed every time.
-        for label, before in (("", None), (" [uncached]", cache.clear)):
-            app50, app95 = timed(app, requests, before)
-            ratio = app95 / sql95 if sql95 else float("inf")
-            ok = app95 <= P95_MS and ratio <= RATIO
-            if not label:
-                all_ok &= ok
-            misses = [
-                reason
-                for reason, bad in (
-                    (f"p95 > {P95_MS:.0f} ms", app95 > P95_MS),
-                    (f"ratio > {RATIO}", ratio > RATIO),
-                )
-                if bad
-            ]
-            verdict = "OK" if ok else "MISS: " + ", ".join(misses)
-            cells = [f"{v:.1f}" for v in (app50, app95, sql50, sql95)]
-            print(header.format(name + label, *cells, f"{ratio:.2f}", verdict))
+        found = timed_side_by_side(app, sql, requests)
+        (u50, u95), (c50, c95), (sql50, sql95) = found["uncached"], found["cached"], found["sql"]
+        ratio = u95 / sql95 if sql95 else float("inf")
+        cached_ratio = c95 / sql95 if sql95 else float("inf")
+        misses = [
+            reason
+            for reason, bad in (
+                (f"p95 > {P95_MS:.0f} ms", u95 > P95_MS),
+                (f"ratio > {RATIO}", ratio > RATIO),
+            )
+            if bad
+        ]
+        all_ok &= not misses
+        print(
+            header.format(
+                name,
+                f"{u50:.1f}/{u95:.1f}",
+                f"{c50:.1f}/{c95:.1f}",
+                f"{sql50:.1f}/{sql95:.1f}",
+                f"{ratio:.2f}/{cached_ratio:.2f}",
+                "OK" if not misses else "MISS: " + ", ".join(misses),
+            )
+        )
     return all_ok
 
 

@@ -153,6 +153,45 @@ def test_check_uri_serves_the_check_with_paged_history(mesh, ingest, anonymous):
     assert paged["status"] == maddash.OK  # the current state stays the latest
 
 
+def test_row_uri_serves_the_rows_cells_with_their_checks(mesh, anonymous):
+    grid = anonymous.get("/maddash/grids/https?window=24h").json()
+    assert [r["uri"] for r in grid["rows"]] == [f"/maddash/grids/https/{n}" for n in "abc"]
+    row = anonymous.get(grid["rows"][0]["uri"], {"window": "24h"}).json()
+    assert (row["name"], row["gridName"], row["window"]) == ("a", "https", "24h")
+    assert [c["name"] for c in row["cells"]] == ["b", "c"]  # no cell to itself
+    assert [c["uri"] for c in row["cells"]] == [
+        "/maddash/grids/https/a/b",
+        "/maddash/grids/https/a/c",
+    ]
+    # The same checks as the grid's own cells.
+    assert row["cells"][0]["checks"] == cell(grid, "a", "b")
+    assert row["cells"][1]["checks"] == cell(grid, "a", "c")
+    assert row["cells"][1]["checks"][0]["status"] == maddash.WARNING  # 2 of 11 failed
+    one = anonymous.get(row["cells"][0]["uri"], {"window": "24h"}).json()
+    assert (one["rowName"], one["colName"]) == ("a", "b")
+    assert one["checks"] == cell(grid, "a", "b")
+    assert anonymous.get(one["checks"][0]["uri"]).json()["checkName"] == "8 streams"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/maddash/grids/ftp/a",
+        "/maddash/grids/https/zz",
+        "/maddash/grids/https/a/zz",
+        "/maddash/grids/https/a/a",
+    ],
+)
+def test_unknown_row_or_cell_is_404(mesh, anonymous, path):
+    assert anonymous.get(path).status_code == 404
+
+
+def test_row_with_bad_window_is_400(mesh, anonymous):
+    response = anonymous.get("/maddash/grids/https/a", {"window": "fortnight"})
+    assert response.status_code == 400
+    assert "window" in response.json()
+
+
 @pytest.mark.parametrize(
     "path",
     [

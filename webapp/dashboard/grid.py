@@ -1,4 +1,4 @@
-"""Turn one MaDDash grid (the JSON of `results.maddash.maddash_grid`) into an HTML table.
+"""Turn one grid (`results.maddash.grid_bands`, what the MaDDash JSON is built from) into HTML.
 
 The table is built in Python rather than in a template loop: a 30-node mesh has 870
 cells x 2 bands per protocol, and Django's template engine would spend most of the
@@ -15,6 +15,7 @@ from urllib.parse import quote
 
 from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
+from results.maddash import Band, GridBands, status_labels
 
 # MaDDash status codes (CheckConstants.java) and its colour-blind-safe default palette.
 STATUS_NAMES = ("OK", "WARNING", "CRITICAL", "UNKNOWN", "NOT RUN")
@@ -72,33 +73,29 @@ def status_name(status: int) -> str:
     return STATUS_NAMES[status] if 0 <= status < len(STATUS_NAMES) else f"STATUS {status}"
 
 
-_NOT_RUN_CHECK = {"status": NOT_RUN, "message": "Check has not yet run"}
+# Per status: the class of its band.
+_STATUS_CLASS = {status: f"band s{status}" for status in range(NOT_RUN + 1)}
 
 
-def _band_html(check_name: str, check: dict | None) -> tuple[str, str]:
+def _band_html(check_name: str, band: Band) -> tuple[str, str]:
     """One band's <span> and the words a screen reader hears.
 
     data-tip holds the tooltip's fields, one a line: check, value, status, count, time, message.
+    `check_name` comes HTML-escaped; every other field is plain words but the message.
     """
-    check = check or _NOT_RUN_CHECK
-    status = int(check.get("status", NOT_RUN))
-    ok = check.get("succeeded") or 0
-    failed = check.get("failed") or 0
-    value_gbps = check.get("value_gbps")
-    classes = f"band s{status if 0 <= status <= NOT_RUN else UNKNOWN}"
+    status, message, last, value_gbps, ok, failed, measurements = band
+    classes = _STATUS_CLASS.get(status) or f"band s{UNKNOWN}"
     if failed:
         # Some transfers failed: hatched; none succeeded: also crossed out.
         classes += " failed" if ok else " failed allfailed"
     count = f"{ok}/{ok + failed} succeeded" if ok + failed else "no transfers"
-    value = format_gbps(value_gbps)
+    value = "no value" if value_gbps is None else f"{value_gbps:.2f} Gbps"
     name = status_name(status)
-    message = check.get("message") or ""
-    if not failed and value_gbps is not None and check.get("measurements", 1) <= 1:
+    if not failed and value_gbps is not None and measurements <= 1:
         message = ""  # it would only repeat the value
-    tip = escape(
-        f"{check_name}\n{value}\n{name}\n{count}\n"
-        f"{format_time(check.get('prevCheckTime'))}\n{' '.join(message.split())}"
-    )
+    elif message:
+        message = escape(" ".join(message.split()))
+    tip = f"{check_name}\n{value}\n{name}\n{count}\n{format_time(last)}\n{message}"
     spoken = f"{check_name} {value} {name}" + (f", {count}" if failed else "")
     return f'<span class="{classes}" data-status="{status}" data-tip="{tip}"></span>', spoken
 
@@ -114,90 +111,59 @@ class PairLinks:
     def href(self, src: str, dst: str) -> str:
         return f"{self._head}{quote(src, safe='')}{self._middle}{quote(dst, safe='')}{self._end}"
 
-
-def _cell_html(
-    src: str, dst: str, checks: list | None, check_names: list[str], links: PairLinks
-) -> str:
-    if checks is None:
-        return '<td class="self" aria-label="same node"></td>'
-    bands = []
-    spoken = []
-    for index, name in enumerate(check_names):
-        check = checks[index] if index < len(checks) else None
-        band, words = _band_html(name, check)
-        bands.append(band)
-        spoken.append(words)
-    href = links.href(src, dst)
-    label = escape(f"{src} to {dst}: " + "; ".join(spoken))
-    return (
-        f'<td><a class="cell" href="{escape(href)}" aria-label="{label}"'
-        f' data-src="{escape(src)}" data-dst="{escape(dst)}">{"".join(bands)}</a></td>'
-    )
+    def row_hrefs(self, names: list[str]) -> list[tuple[str, str]]:
+        """Per source: (the part of its row's hrefs before the destination, after it)."""
+        return [(f"{self._head}{quote(n, safe='')}{self._middle}", self._end) for n in names]
 
 
-def _row_label(row: dict) -> str:
-    return str((row.get("props") or {}).get("label") or row["name"])
-
-
-def build_table(grid: dict, slug: str, title: str) -> SafeString:
-    check_names = list(grid.get("checkNames") or [])
-    columns = list(grid.get("columnNames") or [])
-    column_props = list(grid.get("columnProps") or [])
-    cells = grid.get("grid") or []
-    links = PairLinks()
+def build_table(grid: GridBands, slug: str, title: str) -> SafeString:
+    """The grid as an HTML table; names are escaped and quoted once, not once per cell."""
+    check_names = [escape(n) for n in grid.check_names]
+    names = [escape(n) for n in grid.names]
+    quoted = [escape(quote(n, safe="")) for n in grid.names]
+    hrefs = PairLinks().row_hrefs(grid.names)
     parts = [
-        f'<table class="grid" id="grid-{escape(slug)}" data-grid="{escape(grid["name"])}">',
+        f'<table class="grid" id="grid-{escape(slug)}" data-grid="{escape(grid.name)}">',
         f'<caption class="visually-hidden">{escape(title)}: rows are sources, columns are'
         " destinations; each cell has one band per check, top to bottom: "
-        f"{escape(', '.join(check_names))}.</caption>",
+        f"{escape(', '.join(grid.check_names))}.</caption>",
         '<thead><tr><td class="corner"><span>destination \u2192</span><span>source \u2193</span>'
         "</td>",
     ]
-    for index, column in enumerate(columns):
-        props = column_props[index] if index < len(column_props) else {}
-        label = (props or {}).get("label") or column
-        parts.append(f'<th scope="col" class="col"><span>{escape(str(label))}</span></th>')
+    parts.extend(f'<th scope="col" class="col"><span>{name}</span></th>' for name in names)
     parts.append("</tr></thead><tbody>")
-    for r, row in enumerate(grid.get("rows") or []):
-        parts.append(f'<tr><th scope="row" class="row">{escape(_row_label(row))}</th>')
-        row_cells = cells[r] if r < len(cells) else []
-        for c, column in enumerate(columns):
-            checks = row_cells[c] if c < len(row_cells) else None
-            if checks is None and row["name"] != column:
-                checks = []  # missing cell for a real pair: show it as NOT RUN
-            parts.append(_cell_html(row["name"], column, checks, check_names, links))
-        parts.append("</tr>")
-    parts.append("</tbody></table>")
+    append = parts.append
+    for r, row_cells in enumerate(grid.cells):
+        src = names[r]
+        head, end = (escape(part) for part in hrefs[r])
+        append(f'<tr><th scope="row" class="row">{src}</th>')
+        for c, cell in enumerate(row_cells):
+            if cell is None:
+                append('<td class="self" aria-label="same node"></td>')
+                continue
+            dst = names[c]
+            bands = []
+            spoken = []
+            for check_name, band in zip(check_names, cell, strict=True):
+                html, words = _band_html(check_name, band)
+                bands.append(html)
+                spoken.append(words)
+            # Names come escaped and the rest of the label is plain words.
+            label = f"{src} to {dst}: " + "; ".join(spoken)
+            append(
+                f'<td><a class="cell" href="{head}{quoted[c]}{end}" aria-label="{label}"'
+                f' data-src="{src}" data-dst="{dst}">{"".join(bands)}</a></td>'
+            )
+        append("</tr>")
+    append("</tbody></table>")
     return mark_safe("".join(parts))  # every value above is escaped
 
 
-def count_measured(grid: dict) -> int:
-    """Bands that hold a result (any status but NOT RUN)."""
-    return sum(
-        1
-        for row in grid.get("grid") or []
-        for checks in row
-        if checks
-        for check in checks
-        if check and int(check.get("status", NOT_RUN)) != NOT_RUN
-    )
-
-
-def _global_report(grid: dict) -> dict:
-    return (grid.get("report") or {}).get("global") or {}
-
-
-def status_counts(grid: dict) -> list[tuple[str, int]]:
-    """(status name, bands) for the statuses present, from MaDDash's report stats."""
-    stats = _global_report(grid).get("stats") or []
-    return [(STATUS_NAMES[i], int(n)) for i, n in enumerate(stats[: len(STATUS_NAMES)]) if n]
-
-
-def build_section(grid: dict) -> GridSection:
-    name = str(grid["name"])
+def build_section(grid: GridBands) -> GridSection:
+    name = grid.name
     slug = "".join(ch if ch.isalnum() else "-" for ch in name.lower()).strip("-") or "grid"
     title = PROTOCOL_TITLES.get(name.lower(), name)
-    labels = list(grid.get("statusLabels") or [])
+    labels = status_labels(grid)
     legend = [
         LegendEntry(
             status=i,
@@ -207,20 +173,23 @@ def build_section(grid: dict) -> GridSection:
         )
         for i in range(len(STATUS_NAMES))
     ]
-    measured = count_measured(grid)
-    # An empty window's lastUpdateTime is "now" (MaDDash semantics); do not show that.
-    last = grid.get("lastUpdateTime") if measured else None
+    measured = sum(grid.stats) - grid.stats[NOT_RUN]  # bands that hold a result
+    # Shown only when the window holds a result (MaDDash says "now" for an empty one).
+    last = grid.last_update if measured else None
     return GridSection(
         name=name,
         slug=slug,
         title=title,
-        check_names=list(grid.get("checkNames") or []),
+        check_names=list(grid.check_names),
         legend=legend,
         table_html=build_table(grid, slug, title),
         last_update=datetime.fromtimestamp(last, tz=UTC) if last else None,
-        n_rows=len(grid.get("rows") or []),
-        n_cols=len(grid.get("columnNames") or []),
+        n_rows=len(grid.names),
+        n_cols=len(grid.names),
         n_measured=measured,
-        stats=status_counts(grid),
-        problems=[str(p.get("name", "")) for p in _global_report(grid).get("problems") or []],
+        stats=[(STATUS_NAMES[i], n) for i, n in enumerate(grid.stats[: len(STATUS_NAMES)]) if n],
+        problems=[
+            f"{direction} transfers of {node} all failing or below threshold"
+            for direction, node in grid.failing
+        ],
     )

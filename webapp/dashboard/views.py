@@ -10,7 +10,7 @@ from django.shortcuts import render
 from django.utils import timezone
 from results import selectors
 from results.choices import Protocol
-from results.maddash import maddash_grid, maddash_grid_names
+from results.maddash import all_grid_bands
 from results.models import Measurement, Node
 
 from dashboard import plots
@@ -79,15 +79,15 @@ def grid_page(request: HttpRequest) -> HttpResponse:
         "window": window,
         "window_links": _window_links(request, window),
         "error": error,
-        "empty": not Measurement.objects.exists(),
         "sections": [],
     }
     if error:
+        context["empty"] = not Measurement.objects.exists()
         return render(request, "dashboard/grid.html", context, status=400)
-    if not context["empty"]:
-        sections = [
-            build_section(maddash_grid(name=name, window=window)) for name in maddash_grid_names()
-        ]
+    # One grid per protocol with any result: none at all means an empty database.
+    sections = [build_section(grid) for grid in all_grid_bands(window=window)]
+    context["empty"] = not sections
+    if sections:
         context["sections"] = sections
         context["window_has_data"] = any(s.n_measured for s in sections)
         updates = [s.last_update for s in sections if s.last_update]

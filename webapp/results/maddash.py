@@ -7,19 +7,20 @@ checkNames, grid, rows, report) so MaDDash-era clients can read it; cells carry 
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import quote
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import Avg, Count, Max, Sum
+from django.db.models import Avg, Count, Func, IntegerField, Max, Q, Sum
 from django.utils import timezone
 
 from results.cache import cached_aggregate
 from results.choices import Outcome, Protocol
 from results.models import Measurement, Node, Threshold, Transfer
-from results.selectors import window_condition
+from results.selectors import plain_rows, window_condition
 from results.windows import parse_window
 
 OK, WARNING, CRITICAL, UNKNOWN, NOT_RUN = 0, 1, 2, 3, 4
@@ -65,204 +66,405 @@ def maddash_grid_names() -> list[str]:
     return [p.value for p in Protocol if Measurement.objects.filter(protocol=p.value).exists()]
 
 
-def _limits_resolver(protocol: str):
-    """(src_id, dst_id) -> Limits, the most specific Threshold winning over the defaults."""
+def _limits_resolvers(protocols: list[str]) -> dict[str, tuple[Limits, Callable]]:
+    """Per protocol: its grid-wide Limits and (src_id, dst_id) -> Limits, the most specific
+    Threshold winning over the defaults. One query for all the protocols."""
     default = Limits(settings.TPCBENCH_DEFAULT_OK_GBPS, settings.TPCBENCH_DEFAULT_WARNING_GBPS)
-    rows = {
-        (t.src_id, t.dst_id): Limits(t.ok_gbps, t.warning_gbps)
-        for t in Threshold.objects.filter(protocol=protocol)
-    }
-    grid_default = rows.get((None, None), default)
+    rows: dict[str, dict[tuple, Limits]] = {p: {} for p in protocols}
+    for t in Threshold.objects.filter(protocol__in=protocols):
+        rows[t.protocol][(t.src_id, t.dst_id)] = Limits(t.ok_gbps, t.warning_gbps)
+    resolvers = {}
+    for protocol, specific in rows.items():
+        grid_default = specific.pop((None, None), default)
 
-    def resolve(src_id: int, dst_id: int) -> Limits:
-        for key in ((src_id, dst_id), (src_id, None), (None, dst_id)):
-            if key in rows:
-                return rows[key]
-        return grid_default
+        def resolve(src_id: int, dst_id: int, specific=specific, grid_default=grid_default):
+            if specific:
+                for key in ((src_id, dst_id), (src_id, None), (None, dst_id)):
+                    if key in specific:
+                        return specific[key]
+            return grid_default
 
-    return grid_default, resolve
+        resolvers[protocol] = (grid_default, resolve)
+    return resolvers
+
+
+def _limits_resolver(protocol: str) -> tuple[Limits, Callable]:
+    return _limits_resolvers([protocol])[protocol]
 
 
 def _epoch(moment: datetime | None) -> int | None:
     return int(moment.timestamp()) if moment is not None else None
 
 
-def _check(row: dict | None, limits: Limits, reason: tuple[str, str] | None) -> dict:
-    """One band of one cell: status and message from the window's aggregate of a pair."""
-    if row is None:
-        return {
-            "message": "No measurement in this window",
-            "status": NOT_RUN,
-            "prevCheckTime": None,
-            "value_gbps": None,
-            "succeeded": 0,
-            "failed": 0,
-            "measurements": 0,
-        }
-    succeeded, failed, value = row["succeeded"], row["failed"], row["value"]
-    total = succeeded + failed
-    many = row["measurements"] > 1
+NOT_RUN_MESSAGE = "No measurement in this window"
+
+
+def _status_message(
+    succeeded: int,
+    failed: int,
+    value: float | None,
+    measurements: int,
+    limits: Limits,
+    reason: tuple[str, str] | None,
+) -> tuple[int, str]:
+    """Status and message of one band from the window's aggregate of a pair."""
     if succeeded == 0 and failed > 0:
         error_class, message = reason or ("unknown", "")
-        status = CRITICAL
         text = f"All {failed} transfers failed: {error_class}"
-        if message:
-            text += f": {message}"
-    elif value is None:
-        status, text = UNKNOWN, "No transfer result"
+        return CRITICAL, f"{text}: {message}" if message else text
+    if value is None:
+        return UNKNOWN, "No transfer result"
+    if value >= limits.ok_gbps:
+        status = OK
     else:
-        status = limits.status(value)
-        prefix = "Average throughput" if many else "Throughput"
-        text = f"{prefix} {value:.2f} Gbps"
-        if many:
-            text += f" over {row['measurements']} measurements"
-        if failed:
-            status = max(status, WARNING)
-            text += f"; {failed}/{total} failed"
+        status = WARNING if value >= limits.warning_gbps else CRITICAL
+    if measurements > 1:
+        text = f"Average throughput {value:.2f} Gbps over {measurements} measurements"
+    else:
+        text = f"Throughput {value:.2f} Gbps"
+    if failed:
+        if status == OK:
+            status = WARNING
+        text += f"; {failed}/{succeeded + failed} failed"
+    return status, text
+
+
+# A band of a cell, compact (cheap to compute, cache and walk):
+# (status, message, prevCheckTime, value_gbps, succeeded, failed, measurements).
+Band = tuple[int, str, int | None, float | None, int, int, int]
+NOT_RUN_BAND: Band = (NOT_RUN, NOT_RUN_MESSAGE, None, None, 0, 0, 0)
+
+
+def _check_dict(band: Band) -> dict:
+    status, message, last, value, succeeded, failed, measurements = band
     return {
-        "message": text,
+        "message": message,
         "status": status,
-        "prevCheckTime": _epoch(row["last"]),
+        "prevCheckTime": last,
         "value_gbps": value,
         "succeeded": succeeded,
         "failed": failed,
-        "measurements": row["measurements"],
+        "measurements": measurements,
     }
 
 
-def _failure_reasons(condition, protocol: str) -> dict[tuple[int, int, int], tuple[str, str]]:
-    """(src_id, dst_id, streams) -> (error_class, message) of the latest all-failed measurement."""
-    rows = (
-        Transfer.objects.filter(
-            outcome=Outcome.FAILURE,
-            measurement__in=Measurement.objects.filter(
-                condition, protocol=protocol, succeeded=0, failed__gt=0
-            ).order_by(),
-        )
-        .order_by(
-            "measurement__src_id",
-            "measurement__dst_id",
-            "measurement__streams",
-            "-measurement__started",
-            "index",
-        )
-        .values_list(
-            "measurement__src_id",
-            "measurement__dst_id",
-            "measurement__streams",
-            "error_class",
-            "message",
-        )
-    )
-    if connection.features.can_distinct_on_fields:  # PostgreSQL: one row per cell
-        rows = rows.distinct("measurement__src_id", "measurement__dst_id", "measurement__streams")
-    reasons: dict[tuple[int, int, int], tuple[str, str]] = {}
-    for s, d, k, error_class, message in rows:
-        reasons.setdefault((s, d, k), (error_class or "unknown", message))  # first = latest
-    return reasons
+class EpochSeconds(Func):
+    """Whole seconds since 1970 of a timestamp, computed by PostgreSQL (no datetime parsing).
+
+    Only used on PostgreSQL; elsewhere the timestamp is fetched and converted in Python.
+    """
+
+    template = "FLOOR(EXTRACT(EPOCH FROM %(expressions)s))::bigint"
+    output_field = IntegerField()
 
 
-def _report(grid: list[list], names: list[str]) -> dict:
-    """MaDDash's report: counts per status, and sites all of whose checks are CRITICAL."""
-    stats = [0] * 6
-    problems = []
-    outgoing: dict[str, list[int]] = {n: [] for n in names}
-    incoming: dict[str, list[int]] = {n: [] for n in names}
-    for r, row in enumerate(grid):
-        for c, cell in enumerate(row):
-            for check in cell or []:
-                stats[check["status"]] += 1
-                outgoing[names[r]].append(check["status"])
-                incoming[names[c]].append(check["status"])
-    for name in names:
-        for direction, statuses in (("Outgoing", outgoing[name]), ("Incoming", incoming[name])):
-            if statuses and all(s == CRITICAL for s in statuses):
-                problems.append(
-                    {
-                        "name": f"{direction} transfers of {name} all failing or below threshold",
-                        "severity": 2,
-                        "category": "PERFORMANCE",
-                        "solutions": [f"Check the storage server and network of {name}"],
-                    }
-                )
-    severity = 2 if problems else (1 if stats[CRITICAL] or stats[WARNING] else 0)
-    return {"global": {"stats": stats, "severity": severity, "problems": problems}, "sites": {}}
+def _cell_aggregates(condition: Q, protocols: list[str]) -> list[tuple]:
+    """(protocol, src_id, dst_id, streams, value, succeeded, failed, measurements, last epoch).
 
-
-@cached_aggregate("maddash-grid")
-def maddash_grid(*, name: str, window: str = "latest") -> dict:
-    """The grid of protocol `name` over `window`; raises UnknownGrid or ValueError (window)."""
-    if name not in Protocol.values:
-        raise UnknownGrid(
-            f"no grid named {name!r}; grids are named by protocol: " + ", ".join(Protocol.values)
-        )
-    parsed = parse_window(window)
-    condition = window_condition(parsed)
-    aggregates = (
-        Measurement.objects.filter(condition, protocol=name)
+    One aggregate query for every grid; rows come straight from the cursor as tuples (every
+    column is a plain number or text, so Django's per-row converters have nothing to do).
+    """
+    postgres = connection.vendor == "postgresql"
+    last = EpochSeconds(Max("finished")) if postgres else Max("finished")
+    queryset = (
+        Measurement.objects.filter(condition, protocol__in=protocols)
         .order_by()
-        .values("src_id", "dst_id", "streams")
+        .values_list("protocol", "src_id", "dst_id", "streams")
         .annotate(
             value=Avg("throughput_gbps"),
             succeeded=Sum("succeeded"),
             failed=Sum("failed"),
             measurements=Count("*"),
-            last=Max("finished"),
+            last=last,
         )
     )
-    cells = {(a["src_id"], a["dst_id"], a["streams"]): a for a in aggregates}
+    if not postgres:  # the demo's SQLite: timestamps come back as datetimes
+        return [(*row[:8], _epoch(row[8])) for row in queryset]
+    return plain_rows(queryset)
+
+
+def _failure_reasons(
+    condition: Q, protocols: list[str]
+) -> dict[tuple[str, int, int, int], tuple[str, str]]:
+    """(protocol, src_id, dst_id, streams) -> (error_class, message) of the latest all-failed
+    measurement of each band."""
+    cell = ("measurement__protocol", "measurement__src_id", "measurement__dst_id")
+    cell += ("measurement__streams",)
+    rows = (
+        Transfer.objects.filter(
+            outcome=Outcome.FAILURE,
+            measurement__in=Measurement.objects.filter(
+                condition, protocol__in=protocols, succeeded=0, failed__gt=0
+            ).order_by(),
+        )
+        .order_by(*cell, "-measurement__started", "index")
+        .values_list(*cell, "error_class", "message")
+    )
+    if connection.features.can_distinct_on_fields:  # PostgreSQL: one row per band
+        rows = rows.distinct(*cell)
+    reasons: dict[tuple[str, int, int, int], tuple[str, str]] = {}
+    for p, s, d, k, error_class, message in rows:
+        reasons.setdefault((p, s, d, k), (error_class or "unknown", message))  # first = latest
+    return reasons
+
+
+@dataclass(frozen=True)
+class GridBands:
+    """One grid in plain tuples: what both the MaDDash JSON and the grid page are built from.
+
+    cells[r][c] is None on the diagonal, else one Band per stream setting (order of streams).
+    """
+
+    name: str
+    window: str
+    names: list[str]
+    streams: list[int]
+    check_names: list[str]
+    ok_gbps: float
+    warning_gbps: float
+    last_update: int | None  # epoch of the newest measurement in the window
+    cells: list[list[tuple[Band, ...] | None]]
+    stats: list[int]  # bands per status (MaDDash's report)
+    failing: list[tuple[str, str]]  # (direction, node) all of whose bands are CRITICAL
+
+
+def _build_bands(protocols: list[str], window: str) -> list[GridBands]:
+    """The grids of `protocols` over `window`, with a fixed number of queries for all."""
+    parsed = parse_window(window)
+    condition = window_condition(parsed)
+    rows = _cell_aggregates(condition, protocols) if protocols else []
     reasons = (
-        _failure_reasons(condition, name)
-        if any(a["succeeded"] == 0 and a["failed"] > 0 for a in cells.values())
-        else {}
+        _failure_reasons(condition, protocols) if any(r[5] == 0 and r[6] > 0 for r in rows) else {}
     )
     nodes = list(Node.objects.order_by("name").values_list("id", "name"))
-    grid_limits, limits_for = _limits_resolver(name)
+    resolvers = _limits_resolvers(protocols)
+    by_protocol: dict[str, list[tuple]] = {p: [] for p in protocols}
+    for row in rows:
+        by_protocol[row[0]].append(row)
+    return [
+        _grid(protocol, parsed.label, by_protocol[protocol], reasons, nodes, *resolvers[protocol])
+        for protocol in protocols
+    ]
 
-    stream_settings = sorted({k for (_, _, k) in cells} or DEFAULT_STREAM_SETTINGS, reverse=True)
-    check_names = [check_name(k) for k in stream_settings]
-    names = [n for _, n in nodes]
-    grid = []
-    for src_id, src_name in nodes:
-        row = []
-        for dst_id, dst_name in nodes:
+
+def _grid(
+    name: str,
+    window: str,
+    rows: list[tuple],
+    reasons: dict,
+    nodes: list[tuple[int, str]],
+    grid_limits: Limits,
+    limits_for: Callable,
+) -> GridBands:
+    # (src, dst, streams) -> the aggregate row
+    found = {(row[1], row[2], row[3]): row for row in rows}
+    streams = sorted({row[3] for row in rows} or DEFAULT_STREAM_SETTINGS, reverse=True)
+    stats = [0] * 6
+    # CRITICAL bands per node as source / as destination (all of them: a problem to report).
+    critical_out = [0] * len(nodes)
+    critical_in = [0] * len(nodes)
+    cells: list[list[tuple[Band, ...] | None]] = []
+    for r, (src_id, _) in enumerate(nodes):
+        row_cells: list[tuple[Band, ...] | None] = []
+        for c, (dst_id, _) in enumerate(nodes):
             if src_id == dst_id:
-                row.append(None)
+                row_cells.append(None)
                 continue
             limits = limits_for(src_id, dst_id)
-            band = []
-            for streams, label in zip(stream_settings, check_names, strict=True):
-                key = (src_id, dst_id, streams)
-                check = _check(cells.get(key), limits, reasons.get(key))
-                check["uri"] = check_uri(name, src_name, dst_name, label)
-                check["history_uri"] = (
-                    f"/pairs/{src_name}/{dst_name}/?protocol={name}&streams={streams}"
-                )
-                check["streams"] = streams
-                check["check"] = label
-                band.append(check)
-            row.append(band)
-        grid.append(row)
+            bands = []
+            for k in streams:
+                aggregate = found.get((src_id, dst_id, k))
+                if aggregate is None:
+                    band = NOT_RUN_BAND
+                else:
+                    _, _, _, _, value, ok, bad, n, last = aggregate
+                    reason = reasons.get((name, src_id, dst_id, k)) if bad else None
+                    status, message = _status_message(ok, bad, value, n, limits, reason)
+                    band = (status, message, last, value, ok, bad, n)
+                    if status == CRITICAL:
+                        critical_out[r] += 1
+                        critical_in[c] += 1
+                stats[band[0]] += 1
+                bands.append(band)
+            row_cells.append(tuple(bands))
+        cells.append(row_cells)
 
-    last = max((a["last"] for a in cells.values()), default=None)
-    ok, warning = grid_limits.ok_gbps, grid_limits.warning_gbps
+    names = [n for _, n in nodes]
+    per_node = (len(nodes) - 1) * len(streams)  # bands of each node, each way
+    failing = [
+        (direction, node)
+        for i, node in enumerate(names)
+        for direction, critical in (("Outgoing", critical_out[i]), ("Incoming", critical_in[i]))
+        if per_node and critical == per_node
+    ]
+    return GridBands(
+        name=name,
+        window=window,
+        names=names,
+        streams=streams,
+        check_names=[check_name(k) for k in streams],
+        ok_gbps=grid_limits.ok_gbps,
+        warning_gbps=grid_limits.warning_gbps,
+        last_update=max((row[8] for row in rows), default=None),
+        cells=cells,
+        stats=stats,
+        failing=failing,
+    )
+
+
+@cached_aggregate("maddash-bands")
+def grid_bands(*, name: str, window: str = "latest") -> GridBands:
+    """The bands of grid `name` over `window`; raises UnknownGrid or ValueError (window)."""
+    if name not in Protocol.values:
+        raise UnknownGrid(
+            f"no grid named {name!r}; grids are named by protocol: " + ", ".join(Protocol.values)
+        )
+    return _build_bands([name], window)[0]
+
+
+@cached_aggregate("maddash-all-bands")
+def all_grid_bands(*, window: str = "latest") -> list[GridBands]:
+    """Every grid with results (maddash_grid_names) over `window`: the grid page's data."""
+    return _build_bands(maddash_grid_names(), window)
+
+
+def _report(bands: GridBands) -> dict:
+    """MaDDash's report: counts per status, and sites all of whose checks are CRITICAL."""
+    problems = [
+        {
+            "name": f"{direction} transfers of {node} all failing or below threshold",
+            "severity": 2,
+            "category": "PERFORMANCE",
+            "solutions": [f"Check the storage server and network of {node}"],
+        }
+        for direction, node in bands.failing
+    ]
+    stats = list(bands.stats)
+    severity = 2 if problems else (1 if stats[CRITICAL] or stats[WARNING] else 0)
+    return {"global": {"stats": stats, "severity": severity, "problems": problems}, "sites": {}}
+
+
+def status_labels(bands: GridBands) -> list[str]:
+    ok, warning = bands.ok_gbps, bands.warning_gbps
+    return [
+        f"Throughput >= {ok:g} Gbps",
+        f"Throughput >= {warning:g} Gbps and < {ok:g} Gbps, or some transfers failed",
+        f"Throughput < {warning:g} Gbps, or every transfer failed",
+        "Unable to retrieve data",
+        "Check has not yet run",
+    ]
+
+
+class _Uris:
+    """The URIs of one grid's resources, names quoted once."""
+
+    def __init__(self, bands: GridBands) -> None:
+        self.grid = "/maddash/grids/" + quote(bands.name, safe="")
+        self.quoted = [quote(n, safe="") for n in bands.names]
+        self.checks = [
+            (k, label, quote(label, safe=""))
+            for k, label in zip(bands.streams, bands.check_names, strict=True)
+        ]
+
+    def row(self, r: int) -> str:
+        return f"{self.grid}/{self.quoted[r]}"
+
+    def cell(self, r: int, c: int) -> str:
+        return f"{self.grid}/{self.quoted[r]}/{self.quoted[c]}"
+
+
+def _checks(bands: GridBands, uris: _Uris, r: int, c: int) -> list[dict] | None:
+    """The checks of cell (r, c) in MaDDash's shape plus our keys; None on the diagonal."""
+    cell = bands.cells[r][c]
+    if cell is None:
+        return None
+    cell_path = uris.cell(r, c) + "/"
+    history = f"/pairs/{bands.names[r]}/{bands.names[c]}/?protocol={bands.name}&streams="
+    return [
+        {
+            "message": band[1],
+            "status": band[0],
+            "prevCheckTime": band[2],
+            "value_gbps": band[3],
+            "succeeded": band[4],
+            "failed": band[5],
+            "measurements": band[6],
+            "uri": cell_path + quoted_label,
+            "history_uri": f"{history}{k}",
+            "streams": k,
+            "check": label,
+        }
+        for band, (k, label, quoted_label) in zip(cell, uris.checks, strict=True)
+    ]
+
+
+def maddash_grid(*, name: str, window: str = "latest") -> dict:
+    """The grid of protocol `name` over `window`; raises UnknownGrid or ValueError (window).
+
+    Built from the cached bands on every call: the cache holds the compact form only.
+    """
+    bands = grid_bands(name=name, window=window)
+    names = bands.names
+    uris = _Uris(bands)
+    columns = range(len(names))
     return {
         "name": name,
-        "window": parsed.label,
-        "statusLabels": [
-            f"Throughput >= {ok:g} Gbps",
-            f"Throughput >= {warning:g} Gbps and < {ok:g} Gbps, or some transfers failed",
-            f"Throughput < {warning:g} Gbps, or every transfer failed",
-            "Unable to retrieve data",
-            "Check has not yet run",
-        ],
-        "lastUpdateTime": _epoch(last) or _epoch(timezone.now()),
-        "columnNames": names,
+        "window": bands.window,
+        "statusLabels": status_labels(bands),
+        "lastUpdateTime": bands.last_update or _epoch(timezone.now()),
+        "columnNames": list(names),
         "columnProps": [{"label": n} for n in names],
-        "checkNames": check_names,
-        "grid": grid,
-        "rows": [{"name": n, "uri": f"/api/v1/nodes/{n}/", "props": {"label": n}} for n in names],
-        "report": _report(grid, names),
+        "checkNames": list(bands.check_names),
+        "grid": [[_checks(bands, uris, r, c) for c in columns] for r in columns],
+        "rows": [
+            {"name": n, "uri": uris.row(r), "props": {"label": n}} for r, n in enumerate(names)
+        ],
+        "report": _report(bands),
+    }
+
+
+def _row_index(bands: GridBands, row: str) -> int:
+    try:
+        return bands.names.index(row)
+    except ValueError:
+        raise UnknownGrid(f"no row {row!r} in grid {bands.name!r}") from None
+
+
+def maddash_row(*, grid: str, row: str, window: str = "latest") -> dict:
+    """One row of a grid, like MaDDash's row resource: `cells[]`, one per destination, each
+    with its URI and its checks. Raises UnknownGrid (grid or row) or ValueError (window)."""
+    bands = grid_bands(name=grid, window=window)
+    uris = _Uris(bands)
+    r = _row_index(bands, row)
+    return {
+        "name": row,
+        "gridName": grid,
+        "window": bands.window,
+        "uri": uris.row(r),
+        "props": {"label": row},
+        "checkNames": list(bands.check_names),
+        "cells": [
+            {"name": col, "uri": uris.cell(r, c), "checks": _checks(bands, uris, r, c)}
+            for c, col in enumerate(bands.names)
+            if c != r
+        ],
+    }
+
+
+def maddash_cell(*, grid: str, row: str, col: str, window: str = "latest") -> dict:
+    """One cell, like MaDDash's cell resource: its `checks[]` (each with its URI)."""
+    bands = grid_bands(name=grid, window=window)
+    uris = _Uris(bands)
+    r, c = _row_index(bands, row), _row_index(bands, col)
+    if r == c:
+        raise UnknownGrid(f"no cell {row!r} -> {col!r} in grid {grid!r}")
+    return {
+        "gridName": grid,
+        "rowName": row,
+        "colName": col,
+        "window": bands.window,
+        "uri": uris.cell(r, c),
+        "checks": _checks(bands, uris, r, c),
     }
 
 
@@ -317,14 +519,11 @@ def maddash_check(
     limits = limits_for(nodes[row], nodes[col])
 
     def result(m: dict | None) -> dict:
-        aggregate = m and {
-            "succeeded": m["succeeded"],
-            "failed": m["failed"],
-            "value": m["throughput_gbps"],
-            "measurements": 1,
-            "last": m["finished"],
-        }
-        return _check(aggregate, limits, reasons.get(m["id"]) if m else None)
+        if m is None:
+            return _check_dict(NOT_RUN_BAND)
+        ok, bad, value = m["succeeded"], m["failed"], m["throughput_gbps"]
+        status, message = _status_message(ok, bad, value, 1, limits, reasons.get(m["id"]))
+        return _check_dict((status, message, _epoch(m["finished"]), value, ok, bad, 1))
 
     current = result(latest)
     history = []

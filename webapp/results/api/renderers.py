@@ -1,9 +1,12 @@
-"""CSV output (?format=csv): a header from the first row's keys, one line per row."""
+"""Renderers: CSV (?format=csv: a header from the first row's keys, one line per row) and
+fast JSON for the large aggregate answers."""
 
 import csv
 import io
 
-from rest_framework.renderers import BaseRenderer
+import orjson
+from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.utils import encoders
 
 
 def csv_text(rows, header: list[str]) -> str:
@@ -29,3 +32,32 @@ class CSVRenderer(BaseRenderer):
             return b""
         header = list(rows[0]) if rows else []
         return csv_text(rows, header).encode(self.charset)
+
+
+_FALLBACK = encoders.JSONEncoder()
+_ORJSON_OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_UTC_Z
+
+
+class FastJSONRenderer(JSONRenderer):
+    """DRF's compact JSON, encoded by orjson: the same text for our data, several times faster.
+
+    Grids are half a megabyte of JSON; the standard library spends longer encoding one than
+    PostgreSQL spends computing it. Types orjson does not know (lazy strings, Decimal) go
+    through DRF's encoder; an indented answer (`Accept: application/json; indent=2`) is DRF's.
+    (A NaN becomes null rather than an error.)
+    """
+
+    def render(self, data, accepted_media_type=None, renderer_context=None) -> bytes:
+        if data is None:
+            return b""
+        if (
+            self.get_indent(accepted_media_type, renderer_context or {}) is not None
+            or self.ensure_ascii
+            or not self.compact
+        ):
+            return super().render(data, accepted_media_type, renderer_context)
+        text = orjson.dumps(data, default=_FALLBACK.default, option=_ORJSON_OPTIONS)
+        # As DRF does: JSON that is also valid JavaScript.
+        if b"\xe2\x80\xa8" in text or b"\xe2\x80\xa9" in text:
+            text = text.replace(b"\xe2\x80\xa8", b"\\u2028").replace(b"\xe2\x80\xa9", b"\\u2029")
+        return text

@@ -22,6 +22,16 @@ maddash_urlpatterns = [
     re_path(r"^grids/?$", views.MaddashGridListView.as_view(), name="maddash-grids"),
     re_path(r"^grids/(?P<name>[^/]+)/?$", views.MaddashGridView.as_view(), name="maddash-grid"),
     re_path(
+        r"^grids/(?P<name>[^/]+)/(?P<row>[^/]+)/?$",
+        views.MaddashRowView.as_view(),
+        name="maddash-row",
+    ),
+    re_path(
+        r"^grids/(?P<name>[^/]+)/(?P<row>[^/]+)/(?P<col>[^/]+)/?$",
+        views.MaddashCellView.as_view(),
+        name="maddash-cell",
+    ),
+    re_path(
         r"^grids/(?P<name>[^/]+)/(?P<row>[^/]+)/(?P<col>[^/]+)/(?P<check>[^/]+)/?$",
         views.MaddashCheckView.as_view(),
         name="maddash-check",

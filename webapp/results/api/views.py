@@ -18,7 +18,7 @@ from rest_framework.views import APIView
 from results import maddash, selectors, services
 from results.api import serializers as s
 from results.api.csv_rows import MEASUREMENT_COLUMNS, TRANSFER_COLUMNS, stream_csv
-from results.api.renderers import CSVRenderer
+from results.api.renderers import CSVRenderer, FastJSONRenderer
 from results.filtersets import CampaignFilterSet, MeasurementFilterSet, NodeFilterSet
 from results.models import Campaign, Measurement, Node, Transfer
 
@@ -35,6 +35,12 @@ def _count(model, field: str) -> Coalesce:
     )
     return Coalesce(subquery, 0)
 
+
+# Aggregates and grids (large answers): orjson instead of the standard library's encoder.
+FAST_RENDERERS = [
+    FastJSONRenderer,
+    *(r for r in APIView.renderer_classes if r.format != FastJSONRenderer.format),
+]
 
 MAX_BULK = 1000  # measurements per bulk request: a bound on one request's work
 
@@ -203,7 +209,7 @@ class ThroughputVsLatencyView(APIView):
     With ?format=csv: the points, one row per pair and protocol.
     """
 
-    renderer_classes = [*APIView.renderer_classes, CSVRenderer]
+    renderer_classes = [*FAST_RENDERERS, CSVRenderer]
 
     @extend_schema(
         parameters=[s.ThroughputVsLatencyQuerySerializer], responses=s.ThroughputVsLatencySerializer
@@ -218,7 +224,7 @@ class ThroughputVsLatencyView(APIView):
 class StreamComparisonView(APIView):
     """Per pair: 1-stream vs multi-stream mean throughput over a window (CSV: the pairs)."""
 
-    renderer_classes = [*APIView.renderer_classes, CSVRenderer]
+    renderer_classes = [*FAST_RENDERERS, CSVRenderer]
 
     @extend_schema(
         parameters=[s.StreamComparisonQuerySerializer], responses=s.StreamComparisonSerializer
@@ -230,6 +236,8 @@ class StreamComparisonView(APIView):
 
 class MaddashGridListView(APIView):
     """MaDDash's grid list: one grid per protocol with results."""
+
+    renderer_classes = FAST_RENDERERS
 
     @extend_schema(responses=OpenApiTypes.OBJECT, operation_id="maddash_grids_list")
     def get(self, request: Request) -> Response:
@@ -245,6 +253,8 @@ class MaddashGridListView(APIView):
 class MaddashGridView(APIView):
     """One grid in MaDDash's JSON shape."""
 
+    renderer_classes = FAST_RENDERERS
+
     @extend_schema(
         parameters=[s.MaddashWindowQuerySerializer],
         responses=OpenApiTypes.OBJECT,
@@ -258,8 +268,46 @@ class MaddashGridView(APIView):
             raise NotFound(str(exc)) from exc
 
 
+class MaddashRowView(APIView):
+    """One row of a grid (MaDDash's row resource): its cells, each with its checks."""
+
+    renderer_classes = FAST_RENDERERS
+
+    @extend_schema(
+        parameters=[s.MaddashWindowQuerySerializer],
+        responses=OpenApiTypes.OBJECT,
+        operation_id="maddash_row_retrieve",
+    )
+    def get(self, request: Request, name: str, row: str) -> Response:
+        window = _query(s.MaddashWindowQuerySerializer, request)["window"]
+        try:
+            return Response(maddash.maddash_row(grid=name, row=row, window=window))
+        except maddash.UnknownGrid as exc:
+            raise NotFound(str(exc)) from exc
+
+
+class MaddashCellView(APIView):
+    """One cell of a grid (MaDDash's cell resource): its checks."""
+
+    renderer_classes = FAST_RENDERERS
+
+    @extend_schema(
+        parameters=[s.MaddashWindowQuerySerializer],
+        responses=OpenApiTypes.OBJECT,
+        operation_id="maddash_cell_retrieve",
+    )
+    def get(self, request: Request, name: str, row: str, col: str) -> Response:
+        window = _query(s.MaddashWindowQuerySerializer, request)["window"]
+        try:
+            return Response(maddash.maddash_cell(grid=name, row=row, col=col, window=window))
+        except maddash.UnknownGrid as exc:
+            raise NotFound(str(exc)) from exc
+
+
 class MaddashCheckView(APIView):
     """One check of one cell with its paged history (MaDDash's check resource)."""
+
+    renderer_classes = FAST_RENDERERS
 
     @extend_schema(parameters=[s.MaddashCheckQuerySerializer], responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, name: str, row: str, col: str, check: str) -> Response:
