@@ -9,6 +9,7 @@ from datetime import timedelta
 from html.parser import HTMLParser
 
 import pytest
+from dashboard.history import RECENT_MEASUREMENTS
 from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -311,6 +312,34 @@ def test_pair_page_plots_history_and_lists_transfers(client, mesh, store):
     assert 'id="history-plot"' in html and "vendor/plotly/plotly.min.js" in html
     assert "<td>timeout</td>" in html and "timeout talking to alpha" in html
     assert "/api/v1/measurements/?src=bravo&amp;dst=alpha" in html
+
+
+def test_pair_page_plots_the_window_but_loads_transfers_of_listed_measurements_only(
+    client, mesh, store
+):
+    now = timezone.now()
+    for day in range(12):  # 12 measurements of one pair in the last 20 days
+        store(
+            src="delta",
+            dst="echo",
+            protocol="https",
+            streams=8,
+            gbps=10.0 + day,
+            started=now - timedelta(days=day, hours=1),
+        )
+    with CaptureQueriesContext(connection) as queries:
+        html = client.get("/pairs/delta/echo/").content.decode()
+    # The plot has the whole window ...
+    assert len(figure(html, "history-figure")["data"][0]["y"]) == 12
+    # ... the transfer table the most recent measurements, newest first ...
+    groups = re.findall(r'<th scope="rowgroup"[^>]*>[^·]*· [^·]*· ([^·]*) UTC', html)
+    assert len(groups) == RECENT_MEASUREMENTS < 12
+    assert groups == sorted(groups, reverse=True)
+    # ... and only their transfers were read.
+    transfer_reads = [q["sql"] for q in queries if 'FROM "results_transfer"' in q["sql"]]
+    assert len(transfer_reads) == 1
+    ids = re.search(r'"measurement_id" IN \(([^)]*)\)', transfer_reads[0]).group(1)
+    assert len(ids.split(",")) == RECENT_MEASUREMENTS
 
 
 def test_pair_page_for_unknown_node_is_a_404_that_says_so(client, mesh):

@@ -15,7 +15,7 @@ from results.models import Measurement, Node
 
 from dashboard import plots
 from dashboard.grid import build_section
-from dashboard.history import latest_per_check, recent_measurements
+from dashboard.history import RECENT_MEASUREMENTS, latest_per_check, recent_measurements
 
 # The windows every page offers, as (value for ?window=, label).
 WINDOWS = (
@@ -108,7 +108,10 @@ def pair_page(request: HttpRequest, src: str, dst: str) -> HttpResponse:
         )
     days = _choice(request, "days", HISTORY_DAYS, DEFAULT_HISTORY_DAYS)
     since = timezone.now() - timedelta(days=days)
-    history = selectors.pair_history(src=src, dst=dst, since=since)
+    # The plot and the latest results: the whole window's figures (values only); the
+    # transfer table: only the measurements it lists, with their transfers.
+    series = selectors.pair_series(src=src, dst=dst, since=since)
+    recent = selectors.pair_history(src=src, dst=dst, since=since, limit=RECENT_MEASUREMENTS)
     query = {"src": src, "dst": dst, "since": since.isoformat(timespec="seconds")}
     context = {
         "nav": "grid",
@@ -116,10 +119,10 @@ def pair_page(request: HttpRequest, src: str, dst: str) -> HttpResponse:
         "dst": dst,
         "days": days,
         "day_choices": HISTORY_DAYS,
-        "history": history,
-        "figure": plots.history_figure(history) if history else None,
-        "latest": latest_per_check(history),
-        "recent": recent_measurements(history),
+        "history": series,
+        "figure": plots.history_figure(series) if series else None,
+        "latest": latest_per_check(series),
+        "recent": recent_measurements(recent),
         "csv_url": f"{MEASUREMENTS_API}?{urlencode({**query, 'format': 'csv'})}",
         "json_url": f"{MEASUREMENTS_API}?{urlencode(query)}",
         "transfers_csv_url": f"{MEASUREMENTS_API}?"

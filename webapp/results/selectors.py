@@ -23,6 +23,7 @@ __all__ = [
     "measurements_in_window",
     "node_names_by_id",
     "pair_history",
+    "pair_series",
     "parse_window",
     "stream_comparison",
     "throughput_vs_latency",
@@ -178,6 +179,30 @@ def stream_comparison(*, protocol: str, window: str) -> dict:
         "window": parsed.label,
         "pairs": [pairs[key] for key in sorted(pairs)],
     }
+
+
+PAIR_SERIES_FIELDS = (
+    "protocol",
+    "streams",
+    "started",
+    "finished",
+    "throughput_gbps",
+    "makespan_gbps",
+    "rtt_ms",
+    "succeeded",
+    "failed",
+)
+
+
+def pair_series(*, src: str, dst: str, since: datetime | None = None) -> list[dict]:
+    """src -> dst measurements' figures, oldest first, without their transfers: for plots.
+
+    One query of plain values, however long the window.
+    """
+    queryset = Measurement.objects.filter(src__name=src, dst__name=dst)
+    if since is not None:
+        queryset = queryset.filter(started__gte=since)
+    return list(queryset.order_by("started", "id").values(*PAIR_SERIES_FIELDS))
 
 
 def _transfer_dict(transfer: Transfer) -> dict:
