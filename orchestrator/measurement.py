@@ -90,8 +90,9 @@ class MeasurementRecord:
             "rtt_ms": self.rtt_ms,
             "started": iso(self.started),
             "finished": iso(self.finished),
-            "throughput_gbps": round(self.throughput_gbps, 6),
-            "makespan_gbps": round(self.makespan_gbps, 6),
+            # No successful transfer means no throughput (null), not a measured 0 Gbit/s.
+            "throughput_gbps": round(self.throughput_gbps, 6) if self.succeeded else None,
+            "makespan_gbps": round(self.makespan_gbps, 6) if self.succeeded else None,
             "succeeded": self.succeeded,
             "failed": self.failed,
             "transfers": [t.to_json() for t in self.transfers],

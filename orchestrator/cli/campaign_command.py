@@ -157,7 +157,7 @@ def summary_table(result: CampaignResult, file_size: int, transfers: int) -> Tab
             m["dst"],
             m["protocol"],
             str(m["streams"]),
-            f"{m['throughput_gbps']:.3f}",
+            f"{m['throughput_gbps']:.3f}" if m["throughput_gbps"] is not None else "n/a",
             rtt,
             f"{m['succeeded']}/{m['failed']}",
             (", ".join(errors) + (f": {first_message[:80]}" if first_message else ""))

@@ -77,13 +77,17 @@ def _pattern(error_class: ErrorClass) -> re.Pattern[str]:
     return next(p for c, p in _PATTERNS if c == error_class)
 
 
-def classify_http_status(status: int) -> ErrorClass:
-    """The error class of a non-2xx answer to the COPY request itself."""
+def classify_http_status(status: int, detail: str = "") -> ErrorClass:
+    """The error class of a non-2xx answer to the COPY request itself.
+
+    A 5xx may carry the remote side's reason (XRootD answers a multi-stream pull whose
+    source is missing with 500 "Remote side failed with status code 404"), so it is read too.
+    """
     if status in (401, 403):
         return "auth"
     if status == 404:
         return "not-found"
-    return "remote-failure"
+    return classify_message(detail) if detail else "remote-failure"
 
 
 def outcome_of(returncode: int | None, timed_out: bool, stderr: str, timeout: float) -> dict:

@@ -143,7 +143,7 @@ class HttpsTpc:
             detail = parser.last_line or response.reason_phrase
             return (
                 False,
-                classify_http_status(response.status_code),
+                classify_http_status(response.status_code, detail),
                 (f"COPY answered {response.status_code}: {detail}"),
             )
         verdict = parser.verdict

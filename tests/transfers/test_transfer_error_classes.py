@@ -55,6 +55,14 @@ def test_classify_message(message: str, expected: str) -> None:
     assert classify_message(message) == expected
 
 
+def test_classify_http_status_reads_the_remote_reason_of_a_5xx() -> None:
+    detail = "Remote side failed with status code 404"
+    assert classify_http_status(500, detail) == "not-found"
+    assert classify_http_status(500, "Remote side failed with status code 403") == "auth"
+    assert classify_http_status(500, "something odd") == "remote-failure"
+    assert classify_http_status(403, detail) == "auth"  # the COPY itself was refused
+
+
 def test_classify_http_status() -> None:
     assert [classify_http_status(s) for s in (401, 403, 404, 500)] == [
         "auth",

@@ -75,3 +75,24 @@ def test_only_successes_count_and_json_has_the_design_shape() -> None:
     start = datetime.fromisoformat(first["start"].replace("Z", "+00:00"))
     end = datetime.fromisoformat(first["end"].replace("Z", "+00:00"))
     assert (end - start).total_seconds() == pytest.approx(4.0, abs=1e-5)
+
+
+def test_a_measurement_without_success_has_no_throughput() -> None:
+    clock = Clock()
+    base = clock.now()
+    record = MeasurementRecord(
+        uuid="u-2",
+        campaign=None,
+        src="lab-1",
+        dst="lab-2",
+        protocol="gridftp",
+        streams=1,
+        file_size=GIB,
+        rtt_ms=None,
+        started=datetime.now(UTC),
+        finished=datetime.now(UTC),
+        transfers=[transfer(i, base, base + 1.0, False, clock) for i in range(3)],
+    )
+    data = record.to_json()
+    assert (data["succeeded"], data["failed"]) == (0, 3)
+    assert data["throughput_gbps"] is None and data["makespan_gbps"] is None
