@@ -64,9 +64,10 @@ if ! curl -fsS -o /dev/null "$URL/api/v1/nodes/" 2>/dev/null; then
   curl -fsS -o /dev/null "$URL/api/v1/nodes/" || { echo "demo: the webapp did not start; see $DEMO_DIR/webapp.log" >&2; exit 1; }
 fi
 
-echo "demo: [4/5] campaign: every ordered pair x ($PROTOCOLS) x streams ($STREAMS), $TRANSFERS x $FILE_SIZE each"
+# No --file-size: the campaign uses the lab's own source file, also when a lab is reused.
+echo "demo: [4/5] campaign: every ordered pair x ($PROTOCOLS) x streams ($STREAMS), $TRANSFERS transfers each"
 $TPCBENCH campaign run --protocols "$PROTOCOLS" --streams "$STREAMS" --transfers "$TRANSFERS" \
-  --file-size "$FILE_SIZE" --report-to "$URL" --token-file "$DEMO_DIR/api-token" \
+  --report-to "$URL" --token-file "$DEMO_DIR/api-token" \
   || echo "demo: some measurements failed; the grid shows them with their reasons"
 
 echo "demo: [5/5] done"
