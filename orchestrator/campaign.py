@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.endpoints import ClientCredentials, Endpoint
-from orchestrator.latency import measure_rtt
+from orchestrator.latency import measure_rtt, rtt_origin
 from orchestrator.measurement import MeasurementRecord, run_measurement
 from orchestrator.paths import tpcbench_home
 from orchestrator.planner import (
@@ -332,7 +332,10 @@ def run_campaign(
         )
         record = await outcome if inspect.isawaitable(outcome) else outcome
         record.rtt_ms = rtt_ms
-        return record.to_json()
+        measured = record.to_json()
+        if rtt is measure_rtt and rtt_ms is not None and rtt_origin(src) == "orchestrator":
+            measured["rtt_from"] = "orchestrator"  # not the source's position (webapp ignores it)
+        return measured
 
     def run_one(spec: MeasurementSpec) -> dict[str, Any]:
         try:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from orchestrator.endpoints import DEFAULT_PORTS, Endpoint
 from orchestrator.errors import UserError
+from orchestrator.latency import PROBE_PORT_NAME
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient, CoreV1Api, V1Node, V1Pod
@@ -109,6 +110,8 @@ def build_endpoints(
             "root": xports.get("root", DEFAULT_PORTS["root"]),
             "gridftp": gports.get("gridftp", DEFAULT_PORTS["gridftp"]),
         }
+        if PROBE_PORT_NAME in xports:  # the RTT probe sidecar beside the XRootD server
+            ports[PROBE_PORT_NAME] = xports[PROBE_PORT_NAME]
         node = (nodes or {}).get(node_name)
         node_labels: dict[str, str] = dict(node.metadata.labels or {}) if node else {}
         endpoints.append(
