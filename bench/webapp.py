@@ -5,9 +5,13 @@ SYNTHETIC DATA: 30 nodes 'synthetic-NN' (site 'synthetic'), 870 ordered pairs, 2
 once with COPY into a separate database (default tpcbench_bench) and reused while fresh.
 
 Printed: server time (Django test client, in process) p50/p95 over 20 requests of the grid
-page, the MaDDash grid JSON, throughput-vs-latency and stream-comparison, next to the raw SQL
-of the same aggregate; and the ingest rate through the API (transfers/s).
-Targets: p95 <= 1.5 x raw SQL and <= 150 ms; ingest >= 5,000 transfers/s.
+page, the MaDDash grid JSON, throughput-vs-latency and stream-comparison, each computed afresh
+(aggregate cache cleared first: "uncached") and as served (cached until the data changes),
+next to the raw SQL of the same aggregate, all three interleaved so that load from elsewhere
+weighs on them alike; and the ingest rate through the API (transfers/s).
+Targets, judged on the UNCACHED p95: <= 1.5 x the raw SQL p95 and <= 150 ms; ingest >= 5,000
+transfers/s. The raw SQL is the aggregate as a hand-written query returns it (timestamps as
+timestamptz); the app asks PostgreSQL for epoch seconds instead, which it needs anyway.
 
 Options: --nodes N --days D (smaller runs), --reload (load again), --requests R.
 """
@@ -388,6 +392,11 @@ def report_reads(requests: int) -> bool:
                 "OK" if not misses else "MISS: " + ", ".join(misses),
             )
         )
+    print(
+        "  (raw SQL: the aggregate by hand, timestamps as timestamptz; the app fetches epoch\n"
+        "   seconds computed by PostgreSQL, and the grids also read nodes, thresholds and\n"
+        "   failure reasons)"
+    )
     return all_ok
 
 

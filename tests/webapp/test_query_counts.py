@@ -18,7 +18,7 @@ ENDPOINTS = {
     "/api/v1/throughput-vs-latency/?window=latest": 3,
     "/api/v1/throughput-vs-latency/?window=20d": 3,
     "/api/v1/stream-comparison/?window=20d": 3,
-    "/maddash/grids/": 3,  # one existence check per protocol
+    "/maddash/grids/": 1,  # one existence probe per protocol, in one query
     # ... and for grids: failure reasons, nodes, thresholds
     "/maddash/grids/https?window=latest": 5,
     "/maddash/grids/https?window=20d": 5,

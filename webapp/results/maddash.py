@@ -63,7 +63,15 @@ def parse_check_name(check: str) -> int | None:
 
 def maddash_grid_names() -> list[str]:
     """Protocols that have at least one measurement, in the order of Protocol (https first)."""
-    return [p.value for p in Protocol if Measurement.objects.filter(protocol=p.value).exists()]
+    if not connection.features.supports_slicing_ordering_in_compound:  # one query each
+        return [p for p in Protocol.values if Measurement.objects.filter(protocol=p).exists()]
+    # One query: a LIMIT 1 probe per protocol (each an index lookup), UNION ALL.
+    probes = [
+        Measurement.objects.filter(protocol=p).order_by().values_list("protocol", flat=True)[:1]
+        for p in Protocol.values
+    ]
+    found = set(probes[0].union(*probes[1:], all=True))
+    return [p for p in Protocol.values if p in found]
 
 
 def _limits_resolvers(protocols: list[str]) -> dict[str, tuple[Limits, Callable]]:
