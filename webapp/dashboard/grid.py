@@ -77,26 +77,28 @@ def status_name(status: int) -> str:
 _STATUS_CLASS = {status: f"band s{status}" for status in range(NOT_RUN + 1)}
 
 
-def _band_html(check_name: str, band: Band) -> tuple[str, str]:
+def _band_html(check_name: str, band: Band, when: str) -> tuple[str, str]:
     """One band's <span> and the words a screen reader hears.
 
     data-tip holds the tooltip's fields, one a line: check, value, status, count, time, message.
-    `check_name` comes HTML-escaped; every other field is plain words but the message.
+    `check_name` comes HTML-escaped, `when` formatted; the rest is plain words but the message.
     """
-    status, message, last, value_gbps, ok, failed, measurements = band
+    status, message, _, value_gbps, ok, failed, measurements = band
     classes = _STATUS_CLASS.get(status) or f"band s{UNKNOWN}"
     if failed:
         # Some transfers failed: hatched; none succeeded: also crossed out.
         classes += " failed" if ok else " failed allfailed"
-    count = f"{ok}/{ok + failed} succeeded" if ok + failed else "no transfers"
+        count = f"{ok}/{ok + failed} succeeded"
+    else:
+        count = f"{ok}/{ok} succeeded" if ok else "no transfers"
     value = "no value" if value_gbps is None else f"{value_gbps:.2f} Gbps"
-    name = status_name(status)
+    name = STATUS_NAMES[status] if 0 <= status < len(STATUS_NAMES) else f"STATUS {status}"
     if not failed and value_gbps is not None and measurements <= 1:
         message = ""  # it would only repeat the value
     elif message:
         message = escape(" ".join(message.split()))
-    tip = f"{check_name}\n{value}\n{name}\n{count}\n{format_time(last)}\n{message}"
-    spoken = f"{check_name} {value} {name}" + (f", {count}" if failed else "")
+    tip = f"{check_name}\n{value}\n{name}\n{count}\n{when}\n{message}"
+    spoken = f"{check_name} {value} {name}, {count}" if failed else f"{check_name} {value} {name}"
     return f'<span class="{classes}" data-status="{status}" data-tip="{tip}"></span>', spoken
 
 
@@ -122,6 +124,7 @@ def build_table(grid: GridBands, slug: str, title: str) -> SafeString:
     names = [escape(n) for n in grid.names]
     quoted = [escape(quote(n, safe="")) for n in grid.names]
     hrefs = PairLinks().row_hrefs(grid.names)
+    times: dict[int | None, str] = {}  # minute -> its text (a campaign spans few minutes)
     parts = [
         f'<table class="grid" id="grid-{escape(slug)}" data-grid="{escape(grid.name)}">',
         f'<caption class="visually-hidden">{escape(title)}: rows are sources, columns are'
@@ -145,7 +148,11 @@ def build_table(grid: GridBands, slug: str, title: str) -> SafeString:
             bands = []
             spoken = []
             for check_name, band in zip(check_names, cell, strict=True):
-                html, words = _band_html(check_name, band)
+                minute = band[2] // 60 if band[2] else None
+                when = times.get(minute)
+                if when is None:
+                    when = times[minute] = format_time(band[2])
+                html, words = _band_html(check_name, band, when)
                 bands.append(html)
                 spoken.append(words)
             # Names come escaped and the rest of the label is plain words.
