@@ -70,6 +70,9 @@ def setup_django(url: str) -> None:
     call_command("migrate", verbosity=0)
     # Production-like static files (hashed manifest), as the pages are served under gunicorn.
     call_command("collectstatic", interactive=False, verbosity=0)
+    # Load the app as gunicorn does (its WSGI module also freezes start-up objects out of
+    # the garbage collector's full passes).
+    import tpcbench_web.wsgi  # noqa: F401
 
 
 # --- loading ------------------------------------------------------------------------------

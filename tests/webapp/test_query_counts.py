@@ -13,14 +13,13 @@ ENDPOINTS = {
     "/api/v1/measurements/?expand=transfers": 3,  # + transfers prefetch
     "/api/v1/nodes/": 2,
     "/api/v1/campaigns/": 2,
-    # Aggregates: data version (cache key) + aggregate (the latest campaign is a subquery)
-    # + node names ...
-    "/api/v1/throughput-vs-latency/?window=latest": 3,
+    # Aggregates: data version (cache key) + campaign (latest) + aggregate + node names ...
+    "/api/v1/throughput-vs-latency/?window=latest": 4,
     "/api/v1/throughput-vs-latency/?window=20d": 3,
     "/api/v1/stream-comparison/?window=20d": 3,
     "/maddash/grids/": 1,  # one existence probe per protocol, in one query
     # ... and for grids: failure reasons, nodes, thresholds
-    "/maddash/grids/https?window=latest": 5,
+    "/maddash/grids/https?window=latest": 6,
     "/maddash/grids/https?window=20d": 5,
 }
 CACHED = [url for url in ENDPOINTS if "window=" in url]

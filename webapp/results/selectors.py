@@ -8,8 +8,7 @@ from datetime import datetime
 
 from django.core.exceptions import EmptyResultSet
 from django.db import connection
-from django.db.models import Avg, Count, Exists, F, OuterRef, Prefetch, Q, QuerySet, Subquery
-from django.db.models.functions import Coalesce
+from django.db.models import Avg, Count, Exists, F, OuterRef, Prefetch, Q, QuerySet
 from django.utils import timezone
 
 from results.cache import cached_aggregate
@@ -47,16 +46,22 @@ def latest_campaign() -> Campaign | None:
     return finished.first() or with_results.first()
 
 
-def latest_campaign_id() -> Coalesce:
-    """latest_campaign()'s id as an SQL expression: filters on it need no query of their own."""
+def latest_campaign_id() -> int | None:
+    """latest_campaign()'s id (one query while some campaign has finished)."""
     finished, with_results = _latest_campaign_candidates()
-    return Coalesce(Subquery(finished.values("pk")[:1]), Subquery(with_results.values("pk")[:1]))
+    found = finished.values_list("pk", flat=True).first()
+    return found if found is not None else with_results.values_list("pk", flat=True).first()
 
 
 def window_condition(window: Window, *, now: datetime | None = None) -> Q:
-    """The measurement filter of a window (no query: 'latest' is a subquery)."""
+    """The measurement filter of a window (a query for 'latest', none otherwise).
+
+    The latest campaign's id goes in as a value: a subquery in its place would cost more
+    to build in Django, for every query that uses the condition, than the query it saves.
+    """
     if window.is_latest:
-        return Q(campaign_id=latest_campaign_id())
+        campaign_id = latest_campaign_id()
+        return Q(campaign_id=campaign_id) if campaign_id is not None else Q(pk__in=[])
     return Q(started__gte=(now or timezone.now()) - window.duration)
 
 
