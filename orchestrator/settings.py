@@ -91,7 +91,9 @@ class Settings:
     transfers: int = 11
     file_size: int = 2**30
     max_parallel_pairs: int = 1
-    transfer_timeout: float = 3600.0
+    # The same default as `tpcbench measure`: generous for 1 GiB, yet a hung transfer cannot
+    # hold a campaign for long (globus-url-copy's own stall timeout is also 600 s).
+    transfer_timeout: float = 600.0
     discovery: str = "lab"
     namespace: str | None = None  # kubernetes discovery; default: the service account's
     inventory: str | None = None  # lab discovery; default: the running lab's inventory

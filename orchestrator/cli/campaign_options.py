@@ -17,7 +17,7 @@ CAMPAIGN_FLAGS: tuple[tuple[str, str], ...] = (
     ("--transfers", "concurrent transfers per measurement, K (default 11)"),
     ("--file-size", "bytes per transfer: 1GiB, 16MiB, 1073741824 (default: the lab's, or 1GiB)"),
     ("--max-parallel-pairs", "node-disjoint measurements at once (default 1, the paper's)"),
-    ("--transfer-timeout", "seconds (or 30m, 1h) before one transfer is given up (default 1h)"),
+    ("--transfer-timeout", "seconds (or 30m, 1h) before one transfer is given up (default 10m)"),
     ("--discovery", "where the nodes come from: lab or kubernetes (default lab)"),
     ("--inventory", "lab inventory file (default: the running lab's)"),
     ("--namespace", "kubernetes namespace of the server pods"),
