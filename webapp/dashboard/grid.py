@@ -15,7 +15,8 @@ from urllib.parse import quote
 
 from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
-from results.maddash import Band, GridBands, status_labels
+from results.cache import cached_aggregate
+from results.maddash import Band, GridBands, all_grid_bands, status_labels
 
 # MaDDash status codes (CheckConstants.java) and its colour-blind-safe default palette.
 STATUS_NAMES = ("OK", "WARNING", "CRITICAL", "UNKNOWN", "NOT RUN")
@@ -200,3 +201,9 @@ def build_section(grid: GridBands) -> GridSection:
             for direction, node in grid.failing
         ],
     )
+
+
+@cached_aggregate("grid-sections")
+def grid_sections(*, window: str = "latest") -> list[GridSection]:
+    """A section per grid with results (none: an empty database); raises ValueError (window)."""
+    return [build_section(grid) for grid in all_grid_bands(window=window)]

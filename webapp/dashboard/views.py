@@ -14,11 +14,10 @@ from django.utils import timezone
 from django.utils.safestring import mark_safe
 from results import selectors
 from results.choices import Protocol
-from results.maddash import all_grid_bands
 from results.models import Measurement, Node
 
 from dashboard import plots
-from dashboard.grid import build_section
+from dashboard.grid import grid_sections
 from dashboard.history import RECENT_MEASUREMENTS, latest_per_check, recent_measurements
 
 # The windows every page offers, as (value for ?window=, label).
@@ -90,7 +89,7 @@ def grid_page(request: HttpRequest) -> HttpResponse:
         context["empty"] = not Measurement.objects.exists()
         return render(request, "dashboard/grid.html", context, status=400)
     # One grid per protocol with any result: none at all means an empty database.
-    sections = [build_section(grid) for grid in all_grid_bands(window=window)]
+    sections = grid_sections(window=window)
     context["empty"] = not sections
     if sections:
         context["sections"] = sections

@@ -330,9 +330,9 @@ def grid_bands(*, name: str, window: str = "latest") -> GridBands:
     return _build_bands([name], window)[0]
 
 
-@cached_aggregate("maddash-all-bands")
 def all_grid_bands(*, window: str = "latest") -> list[GridBands]:
-    """Every grid with results (maddash_grid_names) over `window`: the grid page's data."""
+    """Every grid with results (maddash_grid_names) over `window`, in one aggregate query:
+    the grid page's data (the page caches what it builds from them)."""
     return _build_bands(maddash_grid_names(), window)
 
 
