@@ -14,7 +14,7 @@ from urllib.parse import quote
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import Avg, Count, Func, IntegerField, Max, Q, Sum
+from django.db.models import Avg, Count, Func, IntegerField, Max, OuterRef, Q, Subquery, Sum
 from django.utils import timezone
 
 from results.cache import cached_aggregate
@@ -194,22 +194,27 @@ def _cell_aggregates(condition: Q, protocols: list[str]) -> list[tuple]:
 def _failure_reasons(
     condition: Q, protocols: list[str]
 ) -> dict[tuple[str, int, int, int], tuple[str, str]]:
-    """(protocol, src_id, dst_id, streams) -> (error_class, message) of the latest all-failed
-    measurement of each band."""
-    cell = ("measurement__protocol", "measurement__src_id", "measurement__dst_id")
-    cell += ("measurement__streams",)
+    """(protocol, src_id, dst_id, streams) -> (error_class, message) of the first failed
+    transfer of the latest all-failed measurement of each band.
+
+    All-failed measurements are few (a partial index holds them); their first failed
+    transfer is a subquery on each, so only the chosen ones read their transfers.
+    """
+    first_failure = Transfer.objects.filter(
+        measurement=OuterRef("pk"), outcome=Outcome.FAILURE
+    ).order_by("index")
+    band = ("protocol", "src_id", "dst_id", "streams")
     rows = (
-        Transfer.objects.filter(
-            outcome=Outcome.FAILURE,
-            measurement__in=Measurement.objects.filter(
-                condition, protocol__in=protocols, succeeded=0, failed__gt=0
-            ).order_by(),
+        Measurement.objects.filter(condition, protocol__in=protocols, succeeded=0, failed__gt=0)
+        .order_by(*band, "-started")
+        .annotate(
+            error_class=Subquery(first_failure.values("error_class")[:1]),
+            message=Subquery(first_failure.values("message")[:1]),
         )
-        .order_by(*cell, "-measurement__started", "index")
-        .values_list(*cell, "error_class", "message")
+        .values_list(*band, "error_class", "message")
     )
     if connection.features.can_distinct_on_fields:  # PostgreSQL: one row per band
-        rows = rows.distinct(*cell)
+        rows = rows.distinct(*band)
     reasons: dict[tuple[str, int, int, int], tuple[str, str]] = {}
     for p, s, d, k, error_class, message in rows:
         reasons.setdefault((p, s, d, k), (error_class or "unknown", message))  # first = latest

@@ -131,6 +131,12 @@ class Measurement(models.Model):
                     "finished",
                 ],
             ),
+            # The grids' failure reasons: all-failed measurements are few, and rare in a window.
+            models.Index(
+                fields=["protocol", "started"],
+                name="measurement_all_failed",
+                condition=Q(succeeded=0, failed__gt=0),
+            ),
             models.Index(fields=["src", "dst", "started"], name="measurement_pair_started"),
             models.Index(fields=["started"], name="measurement_started"),
         ]
