@@ -11,7 +11,9 @@ next to the raw SQL of the same aggregate, all three interleaved so that load fr
 weighs on them alike; and the ingest rate through the API (transfers/s).
 Targets, judged on the UNCACHED p95: <= 1.5 x the raw SQL p95 and <= 150 ms; ingest >= 5,000
 transfers/s. The raw SQL is the aggregate as a hand-written query returns it (timestamps as
-timestamptz); the app asks PostgreSQL for epoch seconds instead, which it needs anyway.
+timestamptz); the app asks PostgreSQL for epoch seconds instead, which it needs anyway. The app
+is loaded through tpcbench_web.wsgi, as gunicorn loads it (start-up objects frozen out of the
+garbage collector's full passes).
 
 Options: --nodes N --days D (smaller runs), --reload (load again), --requests R.
 """
