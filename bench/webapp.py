@@ -204,17 +204,25 @@ def load_history(url: str, nodes: int, days: int) -> None:
                 f"(SELECT coalesce(max(id), 1) FROM results_{table}))"
             )
         conn.commit()
-    with psycopg.connect(url, autocommit=True) as conn:
-        # Visibility map + statistics: index-only scans and good plans from the first request.
-        conn.execute("VACUUM ANALYZE results_measurement")
-        conn.execute("VACUUM ANALYZE results_transfer")
-        conn.execute("VACUUM ANALYZE results_campaign")
-        conn.execute("VACUUM ANALYZE results_node")
+    settle(url)
     print(
         f"  loaded {measurement_id:,} measurements and {transfers:,} transfers in "
         f"{time.perf_counter() - started:.0f} s",
         flush=True,
     )
+
+
+def settle(url: str) -> None:
+    """Visibility map + statistics: index-only scans and good plans from the first request.
+
+    Also on reuse: an earlier run's ingest (added, then deleted rows) leaves pages that
+    index-only scans must visit, and the plans of both the app and the raw SQL change.
+    """
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        for table in ("measurement", "transfer", "campaign", "node"):
+            conn.execute(f"VACUUM ANALYZE results_{table}")
 
 
 # --- timing -------------------------------------------------------------------------------
@@ -502,6 +510,7 @@ def main() -> int:
         load_history(url, args.nodes, args.days)
     else:
         print("reusing the loaded history (pass --reload to load again)")
+        settle(url)
     print(
         f"  {Measurement.objects.count():,} measurements, "
         f"{Transfer.objects.order_by().count():,} transfers"
