@@ -122,10 +122,7 @@ def _status_message(
         return CRITICAL, f"{text}: {message}" if message else text
     if value is None:
         return UNKNOWN, "No transfer result"
-    if value >= limits.ok_gbps:
-        status = OK
-    else:
-        status = WARNING if value >= limits.warning_gbps else CRITICAL
+    status = limits.status(value)
     if measurements > 1:
         text = f"Average throughput {value:.2f} Gbps over {measurements} measurements"
     else:
