@@ -78,20 +78,25 @@ def status_name(status: int) -> str:
 _STATUS_CLASS = {status: f"band s{status}" for status in range(NOT_RUN + 1)}
 
 
-def _band_html(check_name: str, band: Band, when: str) -> tuple[str, str]:
+def _band_html(
+    check_name: str, band: Band, when: str, counts: dict[tuple[int, int], str]
+) -> tuple[str, str]:
     """One band's <span> and the words a screen reader hears.
 
     data-tip holds the tooltip's fields, one a line: check, value, status, count, time, message.
     `check_name` comes HTML-escaped, `when` formatted; the rest is plain words but the message.
+    `counts` remembers "k/K succeeded" per (succeeded, failed): a few pairs recur in a grid.
     """
     status, message, _, value_gbps, ok, failed, measurements = band
     classes = _STATUS_CLASS.get(status) or f"band s{UNKNOWN}"
+    count = counts.get((ok, failed))
+    if count is None:
+        count = counts[ok, failed] = (
+            f"{ok}/{ok + failed} succeeded" if ok + failed else "no transfers"
+        )
     if failed:
         # Some transfers failed: hatched; none succeeded: also crossed out.
         classes += " failed" if ok else " failed allfailed"
-        count = f"{ok}/{ok + failed} succeeded"
-    else:
-        count = f"{ok}/{ok} succeeded" if ok else "no transfers"
     value = "no value" if value_gbps is None else f"{value_gbps:.2f} Gbps"
     name = STATUS_NAMES[status] if 0 <= status < len(STATUS_NAMES) else f"STATUS {status}"
     if not failed and value_gbps is not None and measurements <= 1:
@@ -126,6 +131,7 @@ def build_table(grid: GridBands, slug: str, title: str) -> SafeString:
     quoted = [escape(quote(n, safe="")) for n in grid.names]
     hrefs = PairLinks().row_hrefs(grid.names)
     times: dict[int | None, str] = {}  # minute -> its text (a campaign spans few minutes)
+    counts: dict[tuple[int, int], str] = {}
     parts = [
         f'<table class="grid" id="grid-{escape(slug)}" data-grid="{escape(grid.name)}">',
         f'<caption class="visually-hidden">{escape(title)}: rows are sources, columns are'
@@ -149,18 +155,18 @@ def build_table(grid: GridBands, slug: str, title: str) -> SafeString:
             bands = []
             spoken = []
             for check_name, band in zip(check_names, cell, strict=True):
-                minute = band[2] // 60 if band[2] else None
+                last = band[2]
+                minute = last // 60 if last else None
                 when = times.get(minute)
                 if when is None:
-                    when = times[minute] = format_time(band[2])
-                html, words = _band_html(check_name, band, when)
+                    when = times[minute] = format_time(last)
+                html, words = _band_html(check_name, band, when, counts)
                 bands.append(html)
                 spoken.append(words)
             # Names come escaped and the rest of the label is plain words.
-            label = f"{src} to {dst}: " + "; ".join(spoken)
             append(
-                f'<td><a class="cell" href="{head}{quoted[c]}{end}" aria-label="{label}"'
-                f' data-src="{src}" data-dst="{dst}">{"".join(bands)}</a></td>'
+                f'<td><a class="cell" href="{head}{quoted[c]}{end}" aria-label="{src} to {dst}: '
+                f'{"; ".join(spoken)}" data-src="{src}" data-dst="{dst}">{"".join(bands)}</a></td>'
             )
         append("</tr>")
     append("</tbody></table>")
