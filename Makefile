@@ -34,6 +34,8 @@ simcluster: system-deps
 	@scripts/simcluster/build.sh >/dev/null
 
 test: system-deps venv postgres simcluster
+	$(VENV)/bin/ruff check --quiet .
+	$(VENV)/bin/ruff format --check --quiet .
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 demo: system-deps venv
