@@ -103,6 +103,31 @@ def test_thresholds_most_specific_wins(mesh):
     assert cell(grid, "b", "a")[0]["status"] == maddash.OK
 
 
+@pytest.mark.parametrize("window", ["latest", "24h"])
+def test_one_query_grids_equal_the_orm_built_ones(mesh, ingest, reporter, window):
+    """PostgreSQL builds the grids in one query; the ORM's query per part is the reference."""
+    campaign = reporter.post("/api/v1/campaigns/", {}, format="json").json()["uuid"]
+    ingest(src="a", dst="c", streams=1, seconds=seconds_for(3), campaign=campaign)
+    earlier = timezone.now() - timedelta(hours=2)
+    ingest(src="c", dst="b", failed=11, error_class="auth", started=earlier)
+    ingest(src="c", dst="b", failed=11, error_class="timeout", campaign=campaign)
+    ingest(src="c", dst="b", streams=1, failed=11, error_class="tls", campaign=campaign)
+    reporter.patch(f"/api/v1/campaigns/{campaign}/", {"state": "finished"}, format="json")
+    a, b = Node.objects.get(name="a"), Node.objects.get(name="b")
+    Threshold.objects.create(protocol="https", ok_gbps=50, warning_gbps=4)
+    Threshold.objects.create(protocol="https", dst=b, ok_gbps=15, warning_gbps=10)
+    Threshold.objects.create(protocol="gridftp", src=a, dst=b, ok_gbps=45, warning_gbps=1)
+    for protocols in (["https"], ["gridftp"], ["root"], ["https", "gridftp", "root"]):
+        by_parts = maddash._build_bands_by_parts(protocols, window)
+        assert maddash._build_bands_in_one_query(protocols, window, probe=False) == by_parts
+    by_parts = maddash._build_bands_by_parts(maddash.maddash_grid_names(), window)
+    all_grids = maddash._build_bands_in_one_query(["https", "gridftp", "root"], window, probe=True)
+    assert all_grids == by_parts
+    assert [g.name for g in all_grids] == ["https", "gridftp"]
+    messages = [band[1] for row in all_grids[0].cells for c in row if c for band in c]
+    assert any("transfers failed: timeout" in m for m in messages)  # the latest failure
+
+
 def test_window_excludes_older_measurements(ingest):
     ingest(src="a", dst="b", seconds=seconds_for(40), started=timezone.now() - timedelta(days=3))
     assert cell(maddash.maddash_grid(name="https", window="24h"), "a", "b")[0]["status"] == 4

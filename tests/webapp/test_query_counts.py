@@ -18,9 +18,9 @@ ENDPOINTS = {
     "/api/v1/throughput-vs-latency/?window=20d": 3,
     "/api/v1/stream-comparison/?window=20d": 3,
     "/maddash/grids/": 1,  # one existence probe per protocol, in one query
-    # ... and for grids: failure reasons, nodes, thresholds
-    "/maddash/grids/https?window=latest": 6,
-    "/maddash/grids/https?window=20d": 5,
+    # Grids: data version + one query (campaign, aggregate, failure reasons, nodes, thresholds)
+    "/maddash/grids/https?window=latest": 2,
+    "/maddash/grids/https?window=20d": 2,
 }
 CACHED = [url for url in ENDPOINTS if "window=" in url]
 

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from django.core.cache import cache
+from django.db import connection
 from django.db.models import F
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
@@ -23,9 +24,15 @@ SINGLETON = 1
 TIMEOUT_SECONDS = 600
 
 
+_VERSION_SQL = f"SELECT version FROM {DataVersion._meta.db_table} WHERE id = %s"
+
+
 def data_version() -> int:
-    version = DataVersion.objects.filter(pk=SINGLETON).values_list("version", flat=True).first()
-    return version or 0
+    """The counter (every cached request reads it: plain SQL, no ORM query to compile)."""
+    with connection.cursor() as cursor:
+        cursor.execute(_VERSION_SQL, [SINGLETON])
+        row = cursor.fetchone()
+    return (row[0] if row else 0) or 0
 
 
 def data_changed() -> None:

@@ -7,7 +7,7 @@ checkNames, grid, rows, report) so MaDDash-era clients can read it; cells carry 
 
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import quote
@@ -18,7 +18,7 @@ from django.db.models import Avg, Count, Func, IntegerField, Max, OuterRef, Q, S
 from django.utils import timezone
 
 from results.cache import cached_aggregate
-from results.choices import Outcome, Protocol
+from results.choices import CampaignState, Outcome, Protocol
 from results.models import Measurement, Node, Threshold, Transfer
 from results.selectors import plain_rows, window_condition
 from results.windows import parse_window
@@ -77,10 +77,22 @@ def maddash_grid_names() -> list[str]:
 def _limits_resolvers(protocols: list[str]) -> dict[str, tuple[Limits, Callable]]:
     """Per protocol: its grid-wide Limits and (src_id, dst_id) -> Limits, the most specific
     Threshold winning over the defaults. One query for all the protocols."""
+    rows = (
+        Threshold.objects.filter(protocol__in=protocols)
+        .order_by()
+        .values_list("protocol", "src_id", "dst_id", "ok_gbps", "warning_gbps")
+    )
+    return _resolvers_from(protocols, rows)
+
+
+def _resolvers_from(
+    protocols: list[str], thresholds: Iterable[tuple]
+) -> dict[str, tuple[Limits, Callable]]:
+    """_limits_resolvers() from Threshold rows (protocol, src_id, dst_id, ok, warning)."""
     default = Limits(settings.TPCBENCH_DEFAULT_OK_GBPS, settings.TPCBENCH_DEFAULT_WARNING_GBPS)
     rows: dict[str, dict[tuple, Limits]] = {p: {} for p in protocols}
-    for t in Threshold.objects.filter(protocol__in=protocols):
-        rows[t.protocol][(t.src_id, t.dst_id)] = Limits(t.ok_gbps, t.warning_gbps)
+    for protocol, src_id, dst_id, ok_gbps, warning_gbps in thresholds:
+        rows[protocol][(src_id, dst_id)] = Limits(ok_gbps, warning_gbps)
     resolvers = {}
     for protocol, specific in rows.items():
         grid_default = specific.pop((None, None), default)
@@ -240,6 +252,13 @@ class GridBands:
 
 def _build_bands(protocols: list[str], window: str) -> list[GridBands]:
     """The grids of `protocols` over `window`, with a fixed number of queries for all."""
+    if connection.vendor == "postgresql":
+        return _build_bands_in_one_query(protocols, window, probe=False)
+    return _build_bands_by_parts(protocols, window)
+
+
+def _build_bands_by_parts(protocols: list[str], window: str) -> list[GridBands]:
+    """_build_bands() through the ORM, a query per part (any database)."""
     parsed = parse_window(window)
     condition = window_condition(parsed)
     rows = _cell_aggregates(condition, protocols) if protocols else []
@@ -254,6 +273,115 @@ def _build_bands(protocols: list[str], window: str) -> list[GridBands]:
     return [
         _grid(protocol, parsed.label, by_protocol[protocol], reasons, nodes, *resolvers[protocol])
         for protocol in protocols
+    ]
+
+
+# PostgreSQL: everything a set of grids needs in one statement (one round trip, and no ORM
+# compilation): the latest campaign, the cell aggregates, the nodes (ranked as ORDER BY name
+# sorts them), the thresholds, the failure reason of each band's latest all-failed measurement
+# and, for the grid page, which protocols have any measurement. Rows are tagged by their first
+# column; the others are shared (unused ones NULL), a cell's row[1:10] being what
+# _cell_aggregates() gives:
+# kind, text, int a, int b, int c, float x, ok, bad, n, last epoch, float y, error class, message
+_CELL, _NODE, _THRESHOLD, _FAILURE, _PROTOCOL = 0, 1, 2, 3, 4
+_LATEST_CAMPAIGN_SQL = (
+    "SELECT coalesce(("
+    "SELECT id FROM results_campaign WHERE state = %s "
+    "ORDER BY finished DESC NULLS LAST, id DESC LIMIT 1"
+    "), ("
+    "SELECT c.id FROM results_campaign c "
+    "WHERE EXISTS (SELECT 1 FROM results_measurement m WHERE m.campaign_id = c.id) "
+    "ORDER BY c.started DESC NULLS LAST, c.id DESC LIMIT 1"
+    ")) AS id"
+)
+_FIRST_FAILURE_SQL = (
+    "(SELECT t.{column} FROM results_transfer t "
+    "WHERE t.measurement_id = f.id AND t.outcome = %s ORDER BY t.index LIMIT 1)"
+)
+_BANDS_SQL = (
+    "{latest}"
+    "cells AS ("
+    "SELECT protocol, src_id, dst_id, streams, avg(throughput_gbps) AS value, "
+    "sum(succeeded) AS ok, sum(failed) AS bad, count(*) AS n, "
+    "FLOOR(EXTRACT(EPOCH FROM max(finished)))::bigint AS last "
+    "FROM results_measurement WHERE {window} AND protocol = ANY(%s) GROUP BY 1, 2, 3, 4"
+    "), failing AS ("  # the latest all-failed measurement of each band (a partial index)
+    "SELECT DISTINCT ON (protocol, src_id, dst_id, streams) "
+    "protocol, src_id, dst_id, streams, id "
+    "FROM results_measurement WHERE {window} AND protocol = ANY(%s) "
+    "AND succeeded = 0 AND failed > 0 "
+    "ORDER BY protocol, src_id, dst_id, streams, started DESC"
+    ") "
+    "SELECT 0, protocol, src_id, dst_id, streams, value, ok, bad, n, last, NULL::float8, "
+    "NULL::text, NULL::text FROM cells "
+    "UNION ALL SELECT 1, name, id, row_number() OVER (ORDER BY name), "
+    "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM results_node "
+    "UNION ALL SELECT 2, protocol, src_id, dst_id, NULL, ok_gbps, NULL, NULL, NULL, NULL, "
+    "warning_gbps, NULL, NULL FROM results_threshold WHERE protocol = ANY(%s) "
+    "UNION ALL SELECT 3, f.protocol, f.src_id, f.dst_id, f.streams, "
+    "NULL, NULL, NULL, NULL, NULL, NULL, "
+    + _FIRST_FAILURE_SQL.format(column="error_class")
+    + ", "
+    + _FIRST_FAILURE_SQL.format(column="message")
+    + " FROM failing f"
+    "{probe}"
+)
+_PROBE_SQL = (
+    " UNION ALL SELECT 4, p, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL "
+    "FROM unnest(%s::varchar[]) AS p "
+    "WHERE EXISTS (SELECT 1 FROM results_measurement WHERE protocol = p)"
+)
+
+
+def _build_bands_in_one_query(protocols: list[str], window: str, *, probe: bool) -> list[GridBands]:
+    """_build_bands() on PostgreSQL in one query; with `probe`, only the grids of `protocols`
+    that have any measurement (maddash_grid_names(), in the same query)."""
+    parsed = parse_window(window)
+    params: list = []
+    if parsed.is_latest:
+        sql = _BANDS_SQL.format(
+            latest=f"WITH latest AS ({_LATEST_CAMPAIGN_SQL}), ",
+            window="campaign_id = (SELECT id FROM latest)",
+            probe=_PROBE_SQL if probe else "",
+        )
+        params.append(CampaignState.FINISHED)
+        window_params: list = []
+    else:
+        sql = _BANDS_SQL.format(
+            latest="WITH ", window="started >= %s", probe=_PROBE_SQL if probe else ""
+        )
+        window_params = [timezone.now() - parsed.duration]
+    params += [*window_params, protocols, *window_params, protocols, protocols]
+    params += [Outcome.FAILURE, Outcome.FAILURE]
+    if probe:
+        params.append(protocols)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        found = cursor.fetchall()
+    by_protocol: dict[str, list[tuple]] = {p: [] for p in protocols}
+    reasons: dict[tuple[str, int, int, int], tuple[str, str]] = {}
+    ranked_nodes: list[tuple[int, int, str]] = []
+    thresholds: list[tuple] = []
+    present: set[str] = set()
+    for row in found:
+        kind = row[0]
+        if kind == _CELL:
+            by_protocol[row[1]].append(row[1:10])
+        elif kind == _NODE:
+            ranked_nodes.append((row[3], row[2], row[1]))
+        elif kind == _THRESHOLD:
+            thresholds.append((row[1], row[2], row[3], row[5], row[10]))
+        elif kind == _FAILURE:  # as _failure_reasons() gives it
+            reasons[row[1], row[2], row[3], row[4]] = (row[11] or "unknown", row[12])
+        else:
+            present.add(row[1])
+    ranked_nodes.sort()
+    nodes = [(node_id, name) for _, node_id, name in ranked_nodes]
+    resolvers = _resolvers_from(protocols, thresholds)
+    shown = [p for p in protocols if p in present] if probe else protocols
+    return [
+        _grid(protocol, parsed.label, by_protocol[protocol], reasons, nodes, *resolvers[protocol])
+        for protocol in shown
     ]
 
 
@@ -335,6 +463,8 @@ def grid_bands(*, name: str, window: str = "latest") -> GridBands:
 def all_grid_bands(*, window: str = "latest") -> list[GridBands]:
     """Every grid with results (maddash_grid_names) over `window`, in one aggregate query:
     the grid page's data (the page caches what it builds from them)."""
+    if connection.vendor == "postgresql":  # the grid names in the same query
+        return _build_bands_in_one_query(list(Protocol.values), window, probe=True)
     return _build_bands(maddash_grid_names(), window)
 
 
@@ -366,7 +496,8 @@ def status_labels(bands: GridBands) -> list[str]:
 
 
 class _Uris:
-    """The URIs of one grid's resources, names quoted once."""
+    """The URIs of one grid's resources, names quoted once; per column, the tails of its
+    checks' URIs and history links (a cell's are its row's head and these)."""
 
     def __init__(self, bands: GridBands) -> None:
         self.grid = "/maddash/grids/" + quote(bands.name, safe="")
@@ -374,6 +505,19 @@ class _Uris:
         self.checks = [
             (k, label, quote(label, safe=""))
             for k, label in zip(bands.streams, bands.check_names, strict=True)
+        ]
+        # Per column: per check, (uri tail, history tail, streams, check name).
+        self.column_checks = [
+            [
+                (
+                    f"/{quoted}/{quoted_label}",
+                    f"{name}/?protocol={bands.name}&streams={k}",
+                    k,
+                    label,
+                )
+                for k, label, quoted_label in self.checks
+            ]
+            for quoted, name in zip(self.quoted, bands.names, strict=True)
         ]
 
     def row(self, r: int) -> str:
@@ -383,29 +527,46 @@ class _Uris:
         return f"{self.grid}/{self.quoted[r]}/{self.quoted[c]}"
 
 
+def _check_rows(
+    bands: GridBands, uris: _Uris, rows: Iterable[int]
+) -> list[list[list[dict] | None]]:
+    """Per row of `rows`: the checks of each of its cells in MaDDash's shape plus our keys
+    (None on the diagonal). The grid's hot loop: one dict per band, URIs from precomputed
+    heads and tails."""
+    found = []
+    for r in rows:
+        row_uri = uris.row(r)
+        row_history = f"/pairs/{bands.names[r]}/"
+        cells: list[list[dict] | None] = []
+        for cell, column in zip(bands.cells[r], uris.column_checks, strict=True):
+            if cell is None:
+                cells.append(None)
+                continue
+            cells.append(
+                [
+                    {
+                        "message": band[1],
+                        "status": band[0],
+                        "prevCheckTime": band[2],
+                        "value_gbps": band[3],
+                        "succeeded": band[4],
+                        "failed": band[5],
+                        "measurements": band[6],
+                        "uri": row_uri + uri_tail,
+                        "history_uri": row_history + history_tail,
+                        "streams": k,
+                        "check": label,
+                    }
+                    for band, (uri_tail, history_tail, k, label) in zip(cell, column, strict=True)
+                ]
+            )
+        found.append(cells)
+    return found
+
+
 def _checks(bands: GridBands, uris: _Uris, r: int, c: int) -> list[dict] | None:
     """The checks of cell (r, c) in MaDDash's shape plus our keys; None on the diagonal."""
-    cell = bands.cells[r][c]
-    if cell is None:
-        return None
-    cell_path = uris.cell(r, c) + "/"
-    history = f"/pairs/{bands.names[r]}/{bands.names[c]}/?protocol={bands.name}&streams="
-    return [
-        {
-            "message": band[1],
-            "status": band[0],
-            "prevCheckTime": band[2],
-            "value_gbps": band[3],
-            "succeeded": band[4],
-            "failed": band[5],
-            "measurements": band[6],
-            "uri": cell_path + quoted_label,
-            "history_uri": f"{history}{k}",
-            "streams": k,
-            "check": label,
-        }
-        for band, (k, label, quoted_label) in zip(cell, uris.checks, strict=True)
-    ]
+    return _check_rows(bands, uris, [r])[0][c]
 
 
 def maddash_grid(*, name: str, window: str = "latest") -> dict:
@@ -416,7 +577,6 @@ def maddash_grid(*, name: str, window: str = "latest") -> dict:
     bands = grid_bands(name=name, window=window)
     names = bands.names
     uris = _Uris(bands)
-    columns = range(len(names))
     return {
         "name": name,
         "window": bands.window,
@@ -425,7 +585,7 @@ def maddash_grid(*, name: str, window: str = "latest") -> dict:
         "columnNames": list(names),
         "columnProps": [{"label": n} for n in names],
         "checkNames": list(bands.check_names),
-        "grid": [[_checks(bands, uris, r, c) for c in columns] for r in columns],
+        "grid": _check_rows(bands, uris, range(len(names))),
         "rows": [
             {"name": n, "uri": uris.row(r), "props": {"label": n}} for r, n in enumerate(names)
         ],
@@ -446,6 +606,7 @@ def maddash_row(*, grid: str, row: str, window: str = "latest") -> dict:
     bands = grid_bands(name=grid, window=window)
     uris = _Uris(bands)
     r = _row_index(bands, row)
+    checks = _check_rows(bands, uris, [r])[0]
     return {
         "name": row,
         "gridName": grid,
@@ -454,7 +615,7 @@ def maddash_row(*, grid: str, row: str, window: str = "latest") -> dict:
         "props": {"label": row},
         "checkNames": list(bands.check_names),
         "cells": [
-            {"name": col, "uri": uris.cell(r, c), "checks": _checks(bands, uris, r, c)}
+            {"name": col, "uri": uris.cell(r, c), "checks": checks[c]}
             for c, col in enumerate(bands.names)
             if c != r
         ],
