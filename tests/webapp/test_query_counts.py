@@ -13,10 +13,10 @@ ENDPOINTS = {
     "/api/v1/measurements/?expand=transfers": 3,  # + transfers prefetch
     "/api/v1/nodes/": 2,
     "/api/v1/campaigns/": 2,
-    # Aggregates: data version (cache key) + campaign (latest) + aggregate + node names ...
-    "/api/v1/throughput-vs-latency/?window=latest": 4,
-    "/api/v1/throughput-vs-latency/?window=20d": 3,
-    "/api/v1/stream-comparison/?window=20d": 3,
+    # Aggregates: data version (cache key) + one query (latest campaign, aggregate, node names)
+    "/api/v1/throughput-vs-latency/?window=latest": 2,
+    "/api/v1/throughput-vs-latency/?window=20d": 2,
+    "/api/v1/stream-comparison/?window=20d": 2,
     "/maddash/grids/": 1,  # one existence probe per protocol, in one query
     # Grids: data version + one query (campaign, aggregate, failure reasons, nodes, thresholds)
     "/maddash/grids/https?window=latest": 2,

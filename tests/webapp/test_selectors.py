@@ -129,3 +129,30 @@ def test_pair_history_is_oldest_first_with_transfers(ingest):
     assert [h["uuid"] for h in recent] == [newer["uuid"]]
     assert [h["uuid"] for h in selectors.pair_history(src="a", dst="b", limit=1)] == [newer["uuid"]]
     assert selectors.pair_history(src="a", dst="nobody") == []
+
+
+def test_hand_written_sql_equals_the_orm_queries(ingest, reporter):
+    """PostgreSQL reads the latency and stream aggregates with names in one hand-written
+    query; the ORM's queries (any database) are the reference, latest campaign included."""
+    campaign = reporter.post("/api/v1/campaigns/", {}, format="json").json()["uuid"]
+    for src, dst, streams, seconds in (("a", "b", 8, 2.0), ("a", "b", 1, 8.0), ("b", "c", 4, 3.0)):
+        ingest(src=src, dst=dst, streams=streams, seconds=seconds)
+        ingest(src=src, dst=dst, streams=streams, seconds=seconds * 2, campaign=campaign)
+    ingest(src="c", dst="a", protocol="gridftp", rtt_ms=None, seconds=5.0, campaign=campaign)
+    ingest(src="c", dst="b", failed=11, campaign=campaign)  # no throughput: left out
+    for window in ("latest", "24h"):
+        if window == "latest":  # before and after a campaign finished
+            unfinished = selectors.parse_window(window)
+            assert sorted(selectors._stream_rows(unfinished, "https")) == sorted(
+                selectors._stream_rows_orm(unfinished, "https")
+            )
+            reporter.patch(f"/api/v1/campaigns/{campaign}/", {"state": "finished"}, format="json")
+        parsed = selectors.parse_window(window)
+        for protocol in (None, "https", "gridftp"):
+            for streams in (None, 8, 1):
+                found = sorted(selectors._latency_rows(parsed, protocol, streams))
+                assert found == sorted(selectors._latency_rows_orm(parsed, protocol, streams))
+            if protocol:
+                found = sorted(selectors._stream_rows(parsed, protocol))
+                assert found == sorted(selectors._stream_rows_orm(parsed, protocol))
+        assert len(selectors._latency_rows(parsed, None, None)) == 3  # per pair and protocol

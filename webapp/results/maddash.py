@@ -20,7 +20,7 @@ from django.utils import timezone
 from results.cache import cached_aggregate
 from results.choices import CampaignState, Outcome, Protocol
 from results.models import Measurement, Node, Threshold, Transfer
-from results.selectors import plain_rows, window_condition
+from results.selectors import LATEST_CAMPAIGN_SQL, plain_rows, window_condition
 from results.windows import parse_window
 
 OK, WARNING, CRITICAL, UNKNOWN, NOT_RUN = 0, 1, 2, 3, 4
@@ -284,16 +284,6 @@ def _build_bands_by_parts(protocols: list[str], window: str) -> list[GridBands]:
 # _cell_aggregates() gives:
 # kind, text, int a, int b, int c, float x, ok, bad, n, last epoch, float y, error class, message
 _CELL, _NODE, _THRESHOLD, _FAILURE, _PROTOCOL = 0, 1, 2, 3, 4
-_LATEST_CAMPAIGN_SQL = (
-    "SELECT coalesce(("
-    "SELECT id FROM results_campaign WHERE state = %s "
-    "ORDER BY finished DESC NULLS LAST, id DESC LIMIT 1"
-    "), ("
-    "SELECT c.id FROM results_campaign c "
-    "WHERE EXISTS (SELECT 1 FROM results_measurement m WHERE m.campaign_id = c.id) "
-    "ORDER BY c.started DESC NULLS LAST, c.id DESC LIMIT 1"
-    ")) AS id"
-)
 _FIRST_FAILURE_SQL = (
     "(SELECT t.{column} FROM results_transfer t "
     "WHERE t.measurement_id = f.id AND t.outcome = %s ORDER BY t.index LIMIT 1)"
@@ -323,8 +313,13 @@ _BANDS_SQL = (
     + _FIRST_FAILURE_SQL.format(column="error_class")
     + ", "
     + _FIRST_FAILURE_SQL.format(column="message")
-    + " FROM failing f"
-    "{probe}"
+    + " FROM failing f{failing_join}{probe}"
+)
+# A time window holds many all-failed measurements in bands that also succeeded: only the
+# bands that show a reason (no transfer succeeded) look theirs up. A campaign measures each
+# band once, so there this join would cost more than the few lookups it saves.
+_ONLY_ALL_FAILED_BANDS_SQL = (
+    " JOIN cells c USING (protocol, src_id, dst_id, streams) WHERE c.ok = 0 AND c.bad > 0"
 )
 _PROBE_SQL = (
     " UNION ALL SELECT 4, p, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL "
@@ -340,15 +335,19 @@ def _build_bands_in_one_query(protocols: list[str], window: str, *, probe: bool)
     params: list = []
     if parsed.is_latest:
         sql = _BANDS_SQL.format(
-            latest=f"WITH latest AS ({_LATEST_CAMPAIGN_SQL}), ",
+            latest=f"WITH latest AS ({LATEST_CAMPAIGN_SQL}), ",
             window="campaign_id = (SELECT id FROM latest)",
+            failing_join="",
             probe=_PROBE_SQL if probe else "",
         )
         params.append(CampaignState.FINISHED)
         window_params: list = []
     else:
         sql = _BANDS_SQL.format(
-            latest="WITH ", window="started >= %s", probe=_PROBE_SQL if probe else ""
+            latest="WITH ",
+            window="started >= %s",
+            failing_join=_ONLY_ALL_FAILED_BANDS_SQL,
+            probe=_PROBE_SQL if probe else "",
         )
         window_params = [timezone.now() - parsed.duration]
     params += [*window_params, protocols, *window_params, protocols, protocols]
@@ -371,7 +370,7 @@ def _build_bands_in_one_query(protocols: list[str], window: str, *, probe: bool)
             ranked_nodes.append((row[3], row[2], row[1]))
         elif kind == _THRESHOLD:
             thresholds.append((row[1], row[2], row[3], row[5], row[10]))
-        elif kind == _FAILURE:  # as _failure_reasons() gives it
+        elif kind == _FAILURE:  # as _failure_reasons() gives it (for the bands that use it)
             reasons[row[1], row[2], row[3], row[4]] = (row[11] or "unknown", row[12])
         else:
             present.add(row[1])

@@ -75,6 +75,47 @@ def measurements_in_window(*, window: str, protocol: str | None = None, streams:
     return queryset.order_by()
 
 
+# PostgreSQL: the latest campaign as latest_campaign_id() picks it, as a scalar subquery
+# (hand-written SQL: nothing for Django to compile per request). Parameter: the finished state.
+LATEST_CAMPAIGN_SQL = (
+    "SELECT coalesce(("
+    "SELECT id FROM results_campaign WHERE state = %s "
+    "ORDER BY finished DESC NULLS LAST, id DESC LIMIT 1"
+    "), ("
+    "SELECT c.id FROM results_campaign c "
+    "WHERE EXISTS (SELECT 1 FROM results_measurement m WHERE m.campaign_id = c.id) "
+    "ORDER BY c.started DESC NULLS LAST, c.id DESC LIMIT 1"
+    ")) AS id"
+)
+
+
+def window_sql(window: Window) -> tuple[str, list]:
+    """window_condition() as SQL on results_measurement, and its parameters (PostgreSQL)."""
+    if window.is_latest:
+        return f"campaign_id = ({LATEST_CAMPAIGN_SQL})", [CampaignState.FINISHED]
+    return "started >= %s", [timezone.now() - window.duration]
+
+
+def _filtered_sql(window: Window, protocol: str | None, streams: int | None) -> tuple[str, list]:
+    """The WHERE of measurements_in_window() with a throughput, and its parameters."""
+    where, params = window_sql(window)
+    if protocol:
+        where += " AND protocol = %s"
+        params.append(protocol)
+    if streams:
+        where += " AND streams = %s"
+        params.append(streams)
+    return where + " AND throughput_gbps IS NOT NULL", params
+
+
+def _with_names_sql(aggregate: str) -> str:
+    """An aggregate over (src_id, dst_id, ...) with the nodes' names in place of their ids."""
+    return (
+        "SELECT s.name, d.name, a.* FROM (" + aggregate + ") a "
+        "JOIN results_node s ON s.id = a.src_id JOIN results_node d ON d.id = a.dst_id"
+    )
+
+
 def plain_rows(queryset: QuerySet) -> list[tuple]:
     """A values_list() query's rows as the cursor returns them, without per-row ORM work.
 
@@ -108,6 +149,38 @@ def _fit(points: list[dict]) -> dict:
     return fit
 
 
+def _latency_rows(
+    window: Window, protocol: str | None, streams: int | None
+) -> list[tuple[str, str, str, float | None, float, int]]:
+    """(src, dst, protocol, mean RTT, mean throughput, n) per pair and protocol with a throughput.
+
+    PostgreSQL: one hand-written query, names joined; elsewhere the ORM and a name lookup.
+    """
+    if connection.vendor == "postgresql":
+        where, params = _filtered_sql(window, protocol, streams)
+        sql = _with_names_sql(
+            "SELECT src_id, dst_id, protocol, avg(rtt_ms), avg(throughput_gbps), count(*) "
+            f"FROM results_measurement WHERE {where} GROUP BY 1, 2, 3"
+        )
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            return [(src, dst, *rest) for src, dst, _, _, *rest in cursor.fetchall()]
+    return _latency_rows_orm(window, protocol, streams)
+
+
+def _latency_rows_orm(
+    window: Window, protocol: str | None, streams: int | None
+) -> list[tuple[str, str, str, float | None, float, int]]:
+    rows = plain_rows(
+        measurements_in_window(window=window.label, protocol=protocol, streams=streams)
+        .filter(throughput_gbps__isnull=False)
+        .values_list("src_id", "dst_id", "protocol")
+        .annotate(rtt=Avg("rtt_ms"), throughput=Avg("throughput_gbps"), n=Count("*"))
+    )
+    names = node_names_by_id()
+    return [(names[src_id], names[dst_id], *rest) for src_id, dst_id, *rest in rows]
+
+
 @cached_aggregate("throughput-vs-latency")
 def throughput_vs_latency(*, protocol: str | None, streams: int | None, window: str) -> dict:
     """Per (pair, protocol): mean RTT and mean throughput over the window, and a fit per protocol.
@@ -116,23 +189,16 @@ def throughput_vs_latency(*, protocol: str | None, streams: int | None, window: 
     measurements with a throughput went into its mean.
     """
     parsed = parse_window(window)
-    rows = plain_rows(
-        measurements_in_window(window=parsed.label, protocol=protocol, streams=streams)
-        .filter(throughput_gbps__isnull=False)
-        .values_list("src_id", "dst_id", "protocol")
-        .annotate(rtt=Avg("rtt_ms"), throughput=Avg("throughput_gbps"), n=Count("*"))
-    )
-    names = node_names_by_id()
     points = [
         {
-            "src": names[src_id],
-            "dst": names[dst_id],
+            "src": src,
+            "dst": dst,
             "protocol": protocol_name,
             "rtt_ms": rtt,
             "throughput_gbps": throughput,
             "measurements": n,
         }
-        for src_id, dst_id, protocol_name, rtt, throughput, n in rows
+        for src, dst, protocol_name, rtt, throughput, n in _latency_rows(parsed, protocol, streams)
         if rtt is not None
     ]
     points.sort(key=lambda p: (p["protocol"], p["src"], p["dst"]))
@@ -148,20 +214,41 @@ def throughput_vs_latency(*, protocol: str | None, streams: int | None, window: 
     }
 
 
-@cached_aggregate("stream-comparison")
-def stream_comparison(*, protocol: str, window: str) -> dict:
-    """Per pair: mean throughput with 1 stream vs with the highest stream setting above 1."""
-    parsed = parse_window(window)
+def _stream_rows(window: Window, protocol: str) -> list[tuple[str, str, int, float]]:
+    """(src, dst, streams, mean throughput) per pair and stream setting with a throughput.
+
+    PostgreSQL: one hand-written query, names joined; elsewhere the ORM and a name lookup.
+    """
+    if connection.vendor == "postgresql":
+        where, params = _filtered_sql(window, protocol, None)
+        sql = _with_names_sql(
+            "SELECT src_id, dst_id, streams, avg(throughput_gbps) "
+            f"FROM results_measurement WHERE {where} GROUP BY 1, 2, 3"
+        )
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            return [(src, dst, *rest) for src, dst, _, _, *rest in cursor.fetchall()]
+    return _stream_rows_orm(window, protocol)
+
+
+def _stream_rows_orm(window: Window, protocol: str) -> list[tuple[str, str, int, float]]:
     rows = plain_rows(
-        measurements_in_window(window=parsed.label, protocol=protocol)
+        measurements_in_window(window=window.label, protocol=protocol)
         .filter(throughput_gbps__isnull=False)
         .values_list("src_id", "dst_id", "streams")
         .annotate(throughput=Avg("throughput_gbps"))
     )
     names = node_names_by_id()
+    return [(names[src_id], names[dst_id], *rest) for src_id, dst_id, *rest in rows]
+
+
+@cached_aggregate("stream-comparison")
+def stream_comparison(*, protocol: str, window: str) -> dict:
+    """Per pair: mean throughput with 1 stream vs with the highest stream setting above 1."""
+    parsed = parse_window(window)
     pairs: dict[tuple[str, str], dict] = {}
-    for src_id, dst_id, streams, throughput in rows:
-        key = (names[src_id], names[dst_id])
+    for src, dst, streams, throughput in _stream_rows(parsed, protocol):
+        key = (src, dst)
         pair = pairs.get(key)
         if pair is None:
             pair = pairs[key] = {
