@@ -5,7 +5,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 from results import maddash
-from results.models import Node, Threshold
+from results.models import Campaign, Node, Threshold
+from results.selectors import CampaignStart
 
 pytestmark = pytest.mark.django_db
 
@@ -122,8 +123,10 @@ def test_one_query_grids_equal_the_orm_built_ones(mesh, ingest, reporter, window
         assert maddash._build_bands_in_one_query(protocols, window, probe=False) == by_parts
     by_parts = maddash._build_bands_by_parts(maddash.maddash_grid_names(), window)
     all_grids = maddash._build_bands_in_one_query(["https", "gridftp", "root"], window, probe=True)
-    assert all_grids == by_parts
+    assert all_grids == maddash._with_campaign(by_parts, window)
     assert [g.name for g in all_grids] == ["https", "gridftp"]
+    started = Campaign.objects.get(uuid=campaign).started
+    assert all_grids[0].campaign == (CampaignStart(started) if window == "latest" else None)
     messages = [band[1] for row in all_grids[0].cells for c in row if c for band in c]
     assert any("transfers failed: timeout" in m for m in messages)  # the latest failure
 

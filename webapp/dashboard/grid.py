@@ -16,7 +16,8 @@ from urllib.parse import quote
 from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 from results.cache import cached_aggregate
-from results.maddash import Band, GridBands, all_grid_bands, status_labels
+from results.maddash import GridBands, all_grid_bands, status_labels
+from results.selectors import CampaignStart
 
 # MaDDash status codes (CheckConstants.java) and its colour-blind-safe default palette.
 STATUS_NAMES = ("OK", "WARNING", "CRITICAL", "UNKNOWN", "NOT RUN")
@@ -54,6 +55,7 @@ class GridSection:
     n_measured: int
     stats: list[tuple[str, int]]
     problems: list[str]
+    campaign: CampaignStart | None = None  # window 'latest': the latest campaign
 
 
 @lru_cache(maxsize=8192)
@@ -78,16 +80,17 @@ def status_name(status: int) -> str:
 _STATUS_CLASS = {status: f"band s{status}" for status in range(NOT_RUN + 1)}
 
 
-def _band_html(
-    check_name: str, band: Band, when: str, counts: dict[tuple[int, int], str]
-) -> tuple[str, str]:
-    """One band's <span> and the words a screen reader hears.
+def _band_pieces(
+    check_name: str, status: int, ok: int, failed: int, counts: dict[tuple[int, int], str]
+) -> tuple[str, str, str, str]:
+    """The fixed pieces of a band's <span> and of the words a screen reader hears, for bands of
+    this check, status and counts (they recur all over a table): (span up to the value, span
+    from the value up to the time, words up to the value, words after it).
 
     data-tip holds the tooltip's fields, one a line: check, value, status, count, time, message.
-    `check_name` comes HTML-escaped, `when` formatted; the rest is plain words but the message.
+    `check_name` comes HTML-escaped; the rest is plain words.
     `counts` remembers "k/K succeeded" per (succeeded, failed): a few pairs recur in a grid.
     """
-    status, message, _, value_gbps, ok, failed, measurements = band
     classes = _STATUS_CLASS.get(status) or f"band s{UNKNOWN}"
     count = counts.get((ok, failed))
     if count is None:
@@ -97,15 +100,13 @@ def _band_html(
     if failed:
         # Some transfers failed: hatched; none succeeded: also crossed out.
         classes += " failed" if ok else " failed allfailed"
-    value = "no value" if value_gbps is None else f"{value_gbps:.2f} Gbps"
     name = STATUS_NAMES[status] if 0 <= status < len(STATUS_NAMES) else f"STATUS {status}"
-    if not failed and value_gbps is not None and measurements <= 1:
-        message = ""  # it would only repeat the value
-    elif message:
-        message = escape(" ".join(message.split()))
-    tip = f"{check_name}\n{value}\n{name}\n{count}\n{when}\n{message}"
-    spoken = f"{check_name} {value} {name}, {count}" if failed else f"{check_name} {value} {name}"
-    return f'<span class="{classes}" data-status="{status}" data-tip="{tip}"></span>', spoken
+    return (
+        f'<span class="{classes}" data-status="{status}" data-tip="{check_name}\n',
+        f"\n{name}\n{count}\n",
+        f"{check_name} ",
+        f" {name}, {count}" if failed else f" {name}",
+    )
 
 
 class PairLinks:
@@ -143,6 +144,10 @@ def build_table(grid: GridBands, slug: str, title: str) -> SafeString:
     parts.extend(f'<th scope="col" class="col"><span>{name}</span></th>' for name in names)
     parts.append("</tr></thead><tbody>")
     append = parts.append
+    # Per (check, status, succeeded, failed): the band's fixed pieces (_band_html's), which
+    # recur all over a table; per band only the value, time and message are put in.
+    pieces: dict[tuple[int, int, int, int], tuple[str, str, str, str]] = {}
+    checks = list(enumerate(check_names))
     for r, row_cells in enumerate(grid.cells):
         src = names[r]
         head, end = (escape(part) for part in hrefs[r])
@@ -154,15 +159,25 @@ def build_table(grid: GridBands, slug: str, title: str) -> SafeString:
             dst = names[c]
             bands = []
             spoken = []
-            for check_name, band in zip(check_names, cell, strict=True):
-                last = band[2]
+            for (i, check_name), band in zip(checks, cell, strict=True):
+                status, message, last, value_gbps, ok, failed, measurements = band
                 minute = last // 60 if last else None
                 when = times.get(minute)
                 if when is None:
                     when = times[minute] = format_time(last)
-                html, words = _band_html(check_name, band, when, counts)
-                bands.append(html)
-                spoken.append(words)
+                fixed = pieces.get((i, status, ok, failed))
+                if fixed is None:
+                    fixed = pieces[i, status, ok, failed] = _band_pieces(
+                        check_name, status, ok, failed, counts
+                    )
+                span_head, span_middle, spoken_head, spoken_tail = fixed
+                value = "no value" if value_gbps is None else f"{value_gbps:.2f} Gbps"
+                if not failed and value_gbps is not None and measurements <= 1:
+                    message = ""  # it would only repeat the value
+                elif message:
+                    message = escape(" ".join(message.split()))
+                bands.append(f'{span_head}{value}{span_middle}{when}\n{message}"></span>')
+                spoken.append(f"{spoken_head}{value}{spoken_tail}")
             # Names come escaped and the rest of the label is plain words.
             append(
                 f'<td><a class="cell" href="{head}{quoted[c]}{end}" aria-label="{src} to {dst}: '
@@ -206,6 +221,7 @@ def build_section(grid: GridBands) -> GridSection:
             f"{direction} transfers of {node} all failing or below threshold"
             for direction, node in grid.failing
         ],
+        campaign=grid.campaign,
     )
 
 

@@ -8,8 +8,8 @@ checkNames, grid, rows, report) so MaDDash-era clients can read it; cells carry 
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from datetime import datetime
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from urllib.parse import quote
 
 from django.conf import settings
@@ -20,7 +20,13 @@ from django.utils import timezone
 from results.cache import cached_aggregate
 from results.choices import CampaignState, Outcome, Protocol
 from results.models import Measurement, Node, Threshold, Transfer
-from results.selectors import LATEST_CAMPAIGN_SQL, plain_rows, window_condition
+from results.selectors import (
+    LATEST_CAMPAIGN_SQL,
+    CampaignStart,
+    latest_campaign,
+    plain_rows,
+    window_condition,
+)
 from results.windows import parse_window
 
 OK, WARNING, CRITICAL, UNKNOWN, NOT_RUN = 0, 1, 2, 3, 4
@@ -248,6 +254,8 @@ class GridBands:
     cells: list[list[tuple[Band, ...] | None]]
     stats: list[int]  # bands per status (MaDDash's report)
     failing: list[tuple[str, str]]  # (direction, node) all of whose bands are CRITICAL
+    # The grid page's window 'latest': the campaign it shows (None: no campaign, or not asked).
+    campaign: CampaignStart | None = None
 
 
 def _build_bands(protocols: list[str], window: str) -> list[GridBands]:
@@ -283,7 +291,7 @@ def _build_bands_by_parts(protocols: list[str], window: str) -> list[GridBands]:
 # column; the others are shared (unused ones NULL), a cell's row[1:10] being what
 # _cell_aggregates() gives:
 # kind, text, int a, int b, int c, float x, ok, bad, n, last epoch, float y, error class, message
-_CELL, _NODE, _THRESHOLD, _FAILURE, _PROTOCOL = 0, 1, 2, 3, 4
+_CELL, _NODE, _THRESHOLD, _FAILURE, _PROTOCOL, _CAMPAIGN = 0, 1, 2, 3, 4, 5
 _FIRST_FAILURE_SQL = (
     "(SELECT t.{column} FROM results_transfer t "
     "WHERE t.measurement_id = f.id AND t.outcome = %s ORDER BY t.index LIMIT 1)"
@@ -313,13 +321,18 @@ _BANDS_SQL = (
     + _FIRST_FAILURE_SQL.format(column="error_class")
     + ", "
     + _FIRST_FAILURE_SQL.format(column="message")
-    + " FROM failing f{failing_join}{probe}"
+    + " FROM failing f{failing_join}{probe}{campaign}"
 )
 # A time window holds many all-failed measurements in bands that also succeeded: only the
 # bands that show a reason (no transfer succeeded) look theirs up. A campaign measures each
 # band once, so there this join would cost more than the few lookups it saves.
 _ONLY_ALL_FAILED_BANDS_SQL = (
     " JOIN cells c USING (protocol, src_id, dst_id, streams) WHERE c.ok = 0 AND c.bad > 0"
+)
+_CAMPAIGN_SQL = (  # the latest campaign's start, epoch seconds (the float keeps microseconds)
+    " UNION ALL SELECT 5, NULL, NULL, NULL, NULL, EXTRACT(EPOCH FROM started)::float8, "
+    "NULL, NULL, NULL, NULL, NULL, NULL, NULL "
+    "FROM results_campaign WHERE id = (SELECT id FROM latest)"
 )
 _PROBE_SQL = (
     " UNION ALL SELECT 4, p, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL "
@@ -339,6 +352,7 @@ def _build_bands_in_one_query(protocols: list[str], window: str, *, probe: bool)
             window="campaign_id = (SELECT id FROM latest)",
             failing_join="",
             probe=_PROBE_SQL if probe else "",
+            campaign=_CAMPAIGN_SQL if probe else "",
         )
         params.append(CampaignState.FINISHED)
         window_params: list = []
@@ -348,6 +362,7 @@ def _build_bands_in_one_query(protocols: list[str], window: str, *, probe: bool)
             window="started >= %s",
             failing_join=_ONLY_ALL_FAILED_BANDS_SQL,
             probe=_PROBE_SQL if probe else "",
+            campaign="",
         )
         window_params = [timezone.now() - parsed.duration]
     params += [*window_params, protocols, *window_params, protocols, protocols]
@@ -362,6 +377,7 @@ def _build_bands_in_one_query(protocols: list[str], window: str, *, probe: bool)
     ranked_nodes: list[tuple[int, int, str]] = []
     thresholds: list[tuple] = []
     present: set[str] = set()
+    campaign = None
     for row in found:
         kind = row[0]
         if kind == _CELL:
@@ -372,14 +388,25 @@ def _build_bands_in_one_query(protocols: list[str], window: str, *, probe: bool)
             thresholds.append((row[1], row[2], row[3], row[5], row[10]))
         elif kind == _FAILURE:  # as _failure_reasons() gives it (for the bands that use it)
             reasons[row[1], row[2], row[3], row[4]] = (row[11] or "unknown", row[12])
-        else:
+        elif kind == _PROTOCOL:
             present.add(row[1])
+        else:
+            started = None if row[5] is None else datetime.fromtimestamp(row[5], tz=UTC)
+            campaign = CampaignStart(started=started)
     ranked_nodes.sort()
     nodes = [(node_id, name) for _, node_id, name in ranked_nodes]
     resolvers = _resolvers_from(protocols, thresholds)
     shown = [p for p in protocols if p in present] if probe else protocols
     return [
-        _grid(protocol, parsed.label, by_protocol[protocol], reasons, nodes, *resolvers[protocol])
+        _grid(
+            protocol,
+            parsed.label,
+            by_protocol[protocol],
+            reasons,
+            nodes,
+            *resolvers[protocol],
+            campaign=campaign,
+        )
         for protocol in shown
     ]
 
@@ -392,6 +419,8 @@ def _grid(
     nodes: list[tuple[int, str]],
     grid_limits: Limits,
     limits_for: Callable,
+    *,
+    campaign: CampaignStart | None = None,
 ) -> GridBands:
     # (src, dst, streams) -> the aggregate row
     found = {(row[1], row[2], row[3]): row for row in rows}
@@ -446,6 +475,7 @@ def _grid(
         cells=cells,
         stats=stats,
         failing=failing,
+        campaign=campaign,
     )
 
 
@@ -461,10 +491,19 @@ def grid_bands(*, name: str, window: str = "latest") -> GridBands:
 
 def all_grid_bands(*, window: str = "latest") -> list[GridBands]:
     """Every grid with results (maddash_grid_names) over `window`, in one aggregate query:
-    the grid page's data (the page caches what it builds from them)."""
-    if connection.vendor == "postgresql":  # the grid names in the same query
+    the grid page's data (the page caches what it builds from them). Over 'latest', each
+    also holds the start of the latest campaign (`campaign`), which the page shows."""
+    if connection.vendor == "postgresql":  # the grid names and the campaign in the same query
         return _build_bands_in_one_query(list(Protocol.values), window, probe=True)
-    return _build_bands(maddash_grid_names(), window)
+    return _with_campaign(_build_bands(maddash_grid_names(), window), window)
+
+
+def _with_campaign(grids: list[GridBands], window: str) -> list[GridBands]:
+    """all_grid_bands() by parts: the latest campaign's start added (window 'latest')."""
+    found = latest_campaign() if parse_window(window).is_latest else None
+    if found is None:
+        return grids
+    return [replace(grid, campaign=CampaignStart(started=found.started)) for grid in grids]
 
 
 def _report(bands: GridBands) -> dict:

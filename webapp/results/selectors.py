@@ -4,6 +4,7 @@ Every selector runs a fixed number of queries whatever the number of nodes or pa
 """
 
 import statistics
+from dataclasses import dataclass
 from datetime import datetime
 
 from django.core.exceptions import EmptyResultSet
@@ -17,6 +18,7 @@ from results.models import Campaign, Measurement, Node, Transfer
 from results.windows import Window, parse_window
 
 __all__ = [
+    "CampaignStart",
     "Window",
     "latest_campaign",
     "measurements_in_window",
@@ -38,6 +40,13 @@ def _latest_campaign_candidates() -> tuple[QuerySet, QuerySet]:
         Exists(Measurement.objects.filter(campaign_id=OuterRef("pk")))
     ).order_by(F("started").desc(nulls_last=True), "-id")
     return finished, with_results
+
+
+@dataclass(frozen=True)
+class CampaignStart:
+    """What the grid page shows of the latest campaign (kept with the grids it computes)."""
+
+    started: datetime | None
 
 
 def latest_campaign() -> Campaign | None:
