@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from operator import itemgetter
 from urllib.parse import quote
 
 from django.conf import settings
@@ -471,7 +472,7 @@ def _grid(
         check_names=[check_name(k) for k in streams],
         ok_gbps=grid_limits.ok_gbps,
         warning_gbps=grid_limits.warning_gbps,
-        last_update=max((row[8] for row in rows), default=None),
+        last_update=max(map(itemgetter(8), rows), default=None),
         cells=cells,
         stats=stats,
         failing=failing,
