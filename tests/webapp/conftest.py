@@ -1,7 +1,7 @@
 """Fixtures of the web app tests (PostgreSQL via tpcbench_web.settings_test)."""
 
 import uuid as uuid_lib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 
 import pytest
@@ -105,3 +105,48 @@ def ingest(reporter: APIClient) -> Callable[..., dict]:
         return body
 
     return post
+
+
+@pytest.fixture
+def store(ingest):
+    """`ingest` (a real POST to the API), given a throughput in Gbps."""
+
+    def post(*, gbps: float, transfers: int = 3, failed: int = 0, campaign=None, **kwargs) -> dict:
+        ok = transfers - failed
+        seconds = ok * GIB * 8 / (gbps * 1e9) if ok else 60.0
+        return ingest(
+            k=transfers,
+            seconds=seconds,
+            failed=failed,
+            campaign=str(campaign) if campaign else None,
+            **kwargs,
+        )
+
+    return post
+
+
+# Debian's Chromium, never a browser downloaded by Playwright (the machines have no internet).
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture
+def chromium() -> Iterator:
+    """A headless Chromium driven by Playwright; do database work before asking for it."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()

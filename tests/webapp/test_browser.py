@@ -17,17 +17,6 @@ from django.utils import timezone
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 NODES = [f"node-{i:02d}" for i in range(1, 7)]
 GIB = 2**30
 # MaDDash's colour-blind-safe defaults as the browser reports them, by status 0..4.
@@ -38,24 +27,6 @@ STATUS_RGB = {
     3: "rgb(230, 159, 0)",
     4: "rgb(86, 180, 233)",
 }
-
-
-@pytest.fixture
-def store(ingest):
-    """The conftest's `ingest` (a real POST to the API), given a throughput in Gbps."""
-
-    def post(*, gbps: float, transfers: int = 3, failed: int = 0, campaign=None, **kwargs) -> dict:
-        ok = transfers - failed
-        seconds = ok * GIB * 8 / (gbps * 1e9) if ok else 60.0
-        return ingest(
-            k=transfers,
-            seconds=seconds,
-            failed=failed,
-            campaign=str(campaign) if campaign else None,
-            **kwargs,
-        )
-
-    return post
 
 
 def fill_mesh(store) -> None:
@@ -119,101 +90,97 @@ def screenshots(tmp_path: Path) -> Path:
     return directory
 
 
-def test_dashboard_in_chromium(live_server, screenshots, store):
-    from playwright.sync_api import expect, sync_playwright
+def test_dashboard_in_chromium(live_server, screenshots, store, request):
+    from playwright.sync_api import expect
 
     fill_mesh(store)  # all database work before Playwright starts its event loop
+    chromium = request.getfixturevalue("chromium")
     errors: list[str] = []
     saved: list[Path] = []
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1366, "height": 900})
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-        page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    page = chromium.new_page(viewport={"width": 1366, "height": 900})
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
 
-        page.goto(f"{live_server.url}/")
-        https = page.locator('table.grid[data-grid="https"]')
-        https.wait_for()
-        n = len(NODES)
-        assert https.locator("tbody tr").count() == n
-        assert https.locator("tbody tr th.row").all_inner_texts() == NODES
-        assert https.locator("thead th.col").count() == n
-        assert https.locator("tbody td").count() == n * n
-        assert https.locator("td.self").count() == n
-        assert https.locator("a.cell").count() == n * (n - 1)
-        assert https.locator("a.cell .band").count() == n * (n - 1) * 2
+    page.goto(f"{live_server.url}/")
+    https = page.locator('table.grid[data-grid="https"]')
+    https.wait_for()
+    n = len(NODES)
+    assert https.locator("tbody tr").count() == n
+    assert https.locator("tbody tr th.row").all_inner_texts() == NODES
+    assert https.locator("thead th.col").count() == n
+    assert https.locator("tbody td").count() == n * n
+    assert https.locator("td.self").count() == n
+    assert https.locator("a.cell").count() == n * (n - 1)
+    assert https.locator("a.cell .band").count() == n * (n - 1) * 2
 
-        # Every band is painted in its status colour, and the cells are really drawn.
-        painted = page.evaluate(
-            """() => [...document.querySelectorAll('table.grid .band')].map(b => {
-                 const r = b.getBoundingClientRect();
-                 return [Number(b.dataset.status), getComputedStyle(b).backgroundColor,
-                         r.width, r.height];
-               })"""
-        )
-        statuses = {status for status, *_ in painted}
-        assert {0, 1, 2, 4} <= statuses
-        for status, colour, width, height in painted:
-            assert colour == STATUS_RGB[status]
-            assert width >= 16 and height >= 8
-        assert https.locator(".band.allfailed").count() == 1
+    # Every band is painted in its status colour, and the cells are really drawn.
+    painted = page.evaluate(
+        """() => [...document.querySelectorAll('table.grid .band')].map(b => {
+             const r = b.getBoundingClientRect();
+             return [Number(b.dataset.status), getComputedStyle(b).backgroundColor,
+                     r.width, r.height];
+           })"""
+    )
+    statuses = {status for status, *_ in painted}
+    assert {0, 1, 2, 4} <= statuses
+    for status, colour, width, height in painted:
+        assert colour == STATUS_RGB[status]
+        assert width >= 16 and height >= 8
+    assert https.locator(".band.allfailed").count() == 1
 
-        saved.append(screenshots / "grid.png")
-        page.screenshot(path=str(saved[-1]), full_page=True)
+    saved.append(screenshots / "grid.png")
+    page.screenshot(path=str(saved[-1]), full_page=True)
 
-        # Hover: the tooltip tells value, count and time of both bands of the cell.
-        target = https.locator('a.cell[data-src="node-01"][data-dst="node-02"]')
-        target.locator(".band").first.hover()
-        tooltip = page.locator("#grid-tooltip")
-        tooltip.wait_for(state="visible")
-        expect(tooltip).to_contain_text("node-01 \u2192 node-02")
-        text = tooltip.inner_text()
-        assert "node-01 \u2192 node-02" in text
-        assert "8 streams: 39.00 Gbps (OK)" in text
-        assert "1 stream: 13.00 Gbps" in text
-        assert "4/4 succeeded" in text and "UTC" in text
-        assert page.locator("thead th.col.hl").count() == 1  # crosshair on the column
-        saved.append(screenshots / "grid-hover.png")
-        page.screenshot(path=str(saved[-1]))
+    # Hover: the tooltip tells value, count and time of both bands of the cell.
+    target = https.locator('a.cell[data-src="node-01"][data-dst="node-02"]')
+    target.locator(".band").first.hover()
+    tooltip = page.locator("#grid-tooltip")
+    tooltip.wait_for(state="visible")
+    expect(tooltip).to_contain_text("node-01 \u2192 node-02")
+    text = tooltip.inner_text()
+    assert "node-01 \u2192 node-02" in text
+    assert "8 streams: 39.00 Gbps (OK)" in text
+    assert "1 stream: 13.00 Gbps" in text
+    assert "4/4 succeeded" in text and "UTC" in text
+    assert page.locator("thead th.col.hl").count() == 1  # crosshair on the column
+    saved.append(screenshots / "grid-hover.png")
+    page.screenshot(path=str(saved[-1]))
 
-        failed = https.locator('a.cell[data-src="node-03"][data-dst="node-01"] .band').first
-        failed.hover()
-        expect(tooltip).to_contain_text("node-03 \u2192 node-01")
-        assert "All 4 transfers failed: timeout" in tooltip.inner_text()
+    failed = https.locator('a.cell[data-src="node-03"][data-dst="node-01"] .band').first
+    failed.hover()
+    expect(tooltip).to_contain_text("node-03 \u2192 node-01")
+    assert "All 4 transfers failed: timeout" in tooltip.inner_text()
 
-        # Click: the pair's history with four throughput series and RTT.
-        target.click()
-        page.wait_for_url("**/pairs/node-01/node-02/")
-        page.locator("#history-plot .main-svg").first.wait_for()
-        page.locator("#history-plot[data-rendered=true]").wait_for()
-        assert page.locator("#history-plot .scatterlayer .trace").count() == 5
-        legend = page.locator("#history-plot .legendtext").all_text_contents()
-        assert legend[:4] == [
-            "gridftp, 8 streams",
-            "gridftp, 1 stream",
-            "https, 8 streams",
-            "https, 1 stream",
-        ]
-        assert page.locator("table.transfers tbody tr").count() > 4
-        saved.append(screenshots / "pair.png")
-        page.screenshot(path=str(saved[-1]), full_page=True)
+    # Click: the pair's history with four throughput series and RTT.
+    target.click()
+    page.wait_for_url("**/pairs/node-01/node-02/")
+    page.locator("#history-plot .main-svg").first.wait_for()
+    page.locator("#history-plot[data-rendered=true]").wait_for()
+    assert page.locator("#history-plot .scatterlayer .trace").count() == 5
+    legend = page.locator("#history-plot .legendtext").all_text_contents()
+    assert legend[:4] == [
+        "gridftp, 8 streams",
+        "gridftp, 1 stream",
+        "https, 8 streams",
+        "https, 1 stream",
+    ]
+    assert page.locator("table.transfers tbody tr").count() > 4
+    saved.append(screenshots / "pair.png")
+    page.screenshot(path=str(saved[-1]), full_page=True)
 
-        page.goto(f"{live_server.url}/plots/latency/?window=20d&streams=8")
-        page.locator("#latency-plot[data-rendered=true]").wait_for()
-        assert page.locator("#latency-plot .scatterlayer .trace").count() == 4  # 2 x (points, fit)
-        assert any(
-            "slope" in t for t in page.locator("#latency-plot .legendtext").all_text_contents()
-        )
-        saved.append(screenshots / "latency.png")
-        page.screenshot(path=str(saved[-1]), full_page=True)
+    page.goto(f"{live_server.url}/plots/latency/?window=20d&streams=8")
+    page.locator("#latency-plot[data-rendered=true]").wait_for()
+    assert page.locator("#latency-plot .scatterlayer .trace").count() == 4  # 2 x (points, fit)
+    assert any("slope" in t for t in page.locator("#latency-plot .legendtext").all_text_contents())
+    saved.append(screenshots / "latency.png")
+    page.screenshot(path=str(saved[-1]), full_page=True)
 
-        page.goto(f"{live_server.url}/plots/streams/?window=20d")
-        page.locator("#streams-plot[data-rendered=true]").wait_for()
-        assert page.locator("#streams-plot .scatterlayer .trace").count() == 3  # 2 + y = x
-        assert page.locator("#streams-plot .scatterlayer .trace .point").count() >= 25
-        saved.append(screenshots / "streams.png")
-        page.screenshot(path=str(saved[-1]), full_page=True)
-        browser.close()
+    page.goto(f"{live_server.url}/plots/streams/?window=20d")
+    page.locator("#streams-plot[data-rendered=true]").wait_for()
+    assert page.locator("#streams-plot .scatterlayer .trace").count() == 3  # 2 + y = x
+    assert page.locator("#streams-plot .scatterlayer .trace .point").count() >= 25
+    saved.append(screenshots / "streams.png")
+    page.screenshot(path=str(saved[-1]), full_page=True)
 
     for path in saved:
         print(f"screenshot: {path}")

@@ -95,24 +95,6 @@ def figure(html: str, element_id: str) -> dict:
 
 
 @pytest.fixture
-def store(ingest):
-    """The conftest's `ingest` (a real POST to the API), given a throughput in Gbps."""
-
-    def post(*, gbps: float, transfers: int = 3, failed: int = 0, campaign=None, **kwargs) -> dict:
-        ok = transfers - failed
-        seconds = ok * GIB * 8 / (gbps * 1e9) if ok else 60.0
-        return ingest(
-            k=transfers,
-            seconds=seconds,
-            failed=failed,
-            campaign=str(campaign) if campaign else None,
-            **kwargs,
-        )
-
-    return post
-
-
-@pytest.fixture
 def mesh(store) -> dict:
     """Three nodes, one campaign: every https pair at 8 and 1 streams, with known values.
 
