@@ -93,7 +93,7 @@ def history_figure(history: list[dict]) -> dict:
             "side": "right",
             "rangemode": "tozero",
             "tickmode": "auto",
-            "tickformat": ".1f",
+            "tickformat": ".3~g",  # 0.03 ms on a LAN and 150 ms on a WAN both read right
             "showgrid": False,
         },
     }
