@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import os
 import ssl
 from typing import Literal
 
@@ -21,9 +22,19 @@ Mode = Literal["pull", "push"]
 CONNECT_TIMEOUT = 30.0
 
 
-@functools.lru_cache(maxsize=8)
 def client_ssl_context(creds: ClientCredentials) -> ssl.SSLContext:
-    """TLS verified against our CA directory (never disabled), presenting the client cert."""
+    """TLS verified against our CA directory (never disabled), presenting the client cert.
+
+    Built once per set of files (loading them costs more than a small transfer's handshake);
+    a renewed certificate or CA directory changes the key, so a long-running orchestrator
+    picks it up without a restart.
+    """
+    stamp = tuple(os.stat(p).st_mtime_ns for p in (creds.cert, creds.key, creds.certdir))
+    return _ssl_context(creds, stamp)
+
+
+@functools.lru_cache(maxsize=8)
+def _ssl_context(creds: ClientCredentials, stamp: tuple[int, ...]) -> ssl.SSLContext:
     context = ssl.create_default_context(capath=str(creds.certdir))
     context.load_cert_chain(str(creds.cert), str(creds.key))
     return context
