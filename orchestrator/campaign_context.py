@@ -26,6 +26,18 @@ class CampaignContext:
     creds: ClientCredentials
     file_size: int
 
+    def campaign_arguments(self, settings: Settings) -> dict[str, Any]:
+        """The `run_campaign` arguments that come from settings, the same for CLI and service."""
+        return {
+            "protocols": settings.protocols,
+            "streams": settings.streams,
+            "transfers": settings.transfers,
+            "file_size": self.file_size,
+            "max_parallel_pairs": settings.max_parallel_pairs,
+            "creds": self.creds,
+            "measure_options": {"timeout": settings.transfer_timeout},
+        }
+
 
 def build_context(settings: Settings) -> CampaignContext:
     """Discovery and credentials for the configured backend.

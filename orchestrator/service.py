@@ -232,22 +232,16 @@ class OrchestratorService:
                 log.info("campaign (%s) starting", trigger)
                 result = run_campaign(
                     context.discovery,
-                    protocols=settings.protocols,
-                    streams=settings.streams,
-                    transfers=settings.transfers,
-                    file_size=context.file_size,
-                    max_parallel_pairs=settings.max_parallel_pairs,
+                    **context.campaign_arguments(settings),
                     reporter=self.reporter,
                     measure=self.measure,
                     campaign_uuid=campaign_uuid,
                     progress=self._progress,
-                    creds=context.creds,
                     stop=stop,
                     stop_grace=settings.stop_grace,
                     trigger=trigger,
                     schedule_expr=settings.schedule if trigger == "schedule" else "",
                     home=self.home,
-                    measure_options={"timeout": settings.transfer_timeout},
                 )
         except UserError as exc:  # the lock: someone ran `campaign run` meanwhile
             log.warning("%s; skipping this campaign", exc)

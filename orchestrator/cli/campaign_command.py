@@ -107,17 +107,11 @@ def campaign_run(args: argparse.Namespace) -> int:
             with bar:
                 result = run_campaign(
                     context.discovery,
-                    protocols=settings.protocols,
-                    streams=settings.streams,
-                    transfers=settings.transfers,
-                    file_size=context.file_size,
-                    max_parallel_pairs=settings.max_parallel_pairs,
+                    **context.campaign_arguments(settings),
                     reporter=reporter,
-                    creds=context.creds,
                     progress=progress,
                     stop=stop,
                     trigger="cli",
-                    measure_options={"timeout": settings.transfer_timeout},
                 )
         finally:
             reporter.close(flush_timeout=10.0)
