@@ -2,17 +2,18 @@
 #   make demo    start a lab of real XRootD/GridFTP servers, run a campaign, serve the dashboard
 #   make test    install what is needed and run the whole test suite
 #   make bench   print the benchmark ratios (fidelity, webapp scale, planner)
-#   make lint    ruff (and helm lint once the chart exists)
+#   make images  build the container images (podman; the Debian base once, cached)
+#   make lint    ruff, hadolint (and helm lint once the chart exists)
 
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: help demo demo-down test bench lint system-deps venv postgres simcluster clean
+.PHONY: help demo demo-down test bench lint images system-deps venv postgres simcluster clean
 
 help:
-	@sed -n '2,6p' Makefile | sed 's/^# *//'
+	@sed -n '2,7p' Makefile | sed 's/^# *//'
 
 system-deps:
 	@scripts/install-system-deps.sh
@@ -33,9 +34,15 @@ postgres: system-deps
 simcluster: system-deps
 	@scripts/simcluster/build.sh >/dev/null
 
-test: system-deps venv postgres simcluster
+# The images: a Debian base made once with debootstrap, then four images (podman's layer
+# cache makes an unchanged rebuild take seconds).
+images: system-deps
+	@images/build.sh >/dev/null
+
+test: system-deps venv postgres simcluster images
 	$(VENV)/bin/ruff check --quiet .
 	$(VENV)/bin/ruff format --check --quiet .
+	$(VENV)/bin/hadolint images/Dockerfile images/Dockerfile.osg
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 demo: system-deps venv
@@ -50,6 +57,7 @@ bench: system-deps venv postgres
 lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/hadolint images/Dockerfile images/Dockerfile.osg
 
 clean:
 	rm -rf $(VENV) build *.egg-info

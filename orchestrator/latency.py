@@ -123,14 +123,14 @@ def probe_prefix(src: Endpoint) -> list[str] | None:
 
 
 def rtt_origin(src: Endpoint, exec_prefix: Sequence[str] | None = None) -> RttOrigin:
-    """Where `measure_rtt` measures from: an explicit exec prefix, the lab netns, the
-    node's RTT probe, or (none of these) the orchestrator itself."""
+    """Where `measure_rtt` measures from: an explicit exec prefix, the node's RTT probe, the
+    lab netns, or (none of these) the orchestrator itself."""
     if exec_prefix is not None:
         return "exec"
+    if PROBE_PORT_NAME in src.ports:  # a probe runs at the source's position (its netns too)
+        return "probe"
     if src.netns:
         return "netns"
-    if PROBE_PORT_NAME in src.ports:
-        return "probe"
     return "orchestrator"
 
 

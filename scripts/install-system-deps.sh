@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages tpc-bench needs, skipping what is already there.
-# Usage: scripts/install-system-deps.sh [GROUP ...]   groups: base lab postgres browser cluster
+# Usage: scripts/install-system-deps.sh [GROUP ...]   groups: base lab postgres browser cluster images
 set -euo pipefail
 
 declare -A GROUP_PACKAGES=(
@@ -9,10 +9,11 @@ declare -A GROUP_PACKAGES=(
   [postgres]="postgresql"
   [browser]="chromium"
   [cluster]="etcd-server"
+  [images]="podman buildah debootstrap runc uidmap fuse-overlayfs slirp4netns"
 )
 
 groups=("$@")
-[ ${#groups[@]} -gt 0 ] || groups=(base lab postgres browser cluster)
+[ ${#groups[@]} -gt 0 ] || groups=(base lab postgres browser cluster images)
 
 wanted=()
 for g in "${groups[@]}"; do

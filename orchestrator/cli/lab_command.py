@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from orchestrator.lab import LabInventory, LabNetwork, lab_status, start_lab, stop_lab
+from orchestrator.lab.runtime import PROCESS, RUNTIMES
 from orchestrator.lab.topology import MODES
 from orchestrator.sizes import format_size, parse_size
 
@@ -50,6 +51,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="netns (root: one namespace per node) or loopback (distinct ports); auto picks",
     )
     up.add_argument(
+        "--runtime",
+        choices=RUNTIMES,
+        default=PROCESS,
+        help="process (servers from Debian's packages on this machine) or podman (containers "
+        "of our images, built with: make images); default process",
+    )
+    up.add_argument(
         "--base-port",
         type=int,
         default=None,
@@ -77,9 +85,11 @@ def _up(args: argparse.Namespace) -> int:
         rate_gbit=args.rate,
         mode=args.mode,
         network=network,
+        runtime=args.runtime,
     )
     print(
-        f"lab up: {len(inventory.nodes)} nodes ({inventory.mode} mode), "
+        f"lab up: {len(inventory.nodes)} nodes ({inventory.mode} mode, {inventory.runtime} "
+        "runtime), "
         f"source {format_size(inventory.file_size)}"
     )
     _print_table(inventory)

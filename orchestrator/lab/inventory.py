@@ -1,7 +1,7 @@
 """The lab's endpoint inventory: what the orchestrator and `tpcbench lab status` read.
 
 Shape: {"nodes": [Endpoint.to_json() + {"health": {...}}], "client": ClientCredentials,
-        "file_size": N, "ca": "<dir>", "mode": "netns"|"loopback"}
+        "file_size": N, "ca": "<dir>", "mode": "netns"|"loopback", "runtime": "process"|"podman"}
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ class LabInventory:
     file_size: int
     ca: Path | None = None
     mode: str = "netns"
+    runtime: str = "process"
     health: dict[str, dict[str, Any]] = field(default_factory=dict)  # node name -> checks
 
     def node(self, name: str) -> Endpoint:
@@ -50,6 +51,7 @@ class LabInventory:
             "file_size": self.file_size,
             "ca": str(self.ca) if self.ca else None,
             "mode": self.mode,
+            "runtime": self.runtime,
         }
 
     @classmethod
@@ -60,6 +62,7 @@ class LabInventory:
             file_size=int(data["file_size"]),
             ca=Path(data["ca"]) if data.get("ca") else None,
             mode=data.get("mode", "netns"),
+            runtime=data.get("runtime", "process"),
             health={n["name"]: n.get("health", {}) for n in data["nodes"]},
         )
 

@@ -10,11 +10,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from ca.authority import CAError, CertificateAuthority
-from orchestrator.endpoints import ClientCredentials, Endpoint, source_name
+from orchestrator.endpoints import ClientCredentials, Endpoint
 from orchestrator.errors import UserError
 from orchestrator.lab import network as net
-from orchestrator.lab import processes
-from orchestrator.lab.datafiles import copy_source_file, lab_data_dir, write_source_file
+from orchestrator.lab.datafiles import copy_source_file, lab_data_dir
 from orchestrator.lab.health import probe_node, tcp_open
 from orchestrator.lab.inventory import (
     NO_LAB,
@@ -24,34 +23,17 @@ from orchestrator.lab.inventory import (
     load_inventory,
     save_inventory,
 )
-from orchestrator.lab.preflight import (
-    NETNS_PROGRAMS,
-    PROGRAMS,
-    ServerAccount,
-    check_host_ports_free,
-    check_packages,
-    check_reachable_by,
-    ensure_server_account,
-)
+from orchestrator.lab.preflight import ServerAccount, check_host_ports_free, check_reachable_by
 from orchestrator.lab.run_record import LabRun
+from orchestrator.lab.runtime import PROCESS, NodeFiles, Runtime, make_runtime
 from orchestrator.lab.topology import LOOPBACK, MODES, NETNS, LabNetwork, NodePlan, plan_nodes
 from orchestrator.paths import tpcbench_home
-from orchestrator.servers import (
-    GridftpSettings,
-    XrootdSettings,
-    gridftp_command,
-    gridftp_environment,
-    render_grid_mapfile,
-    render_xrootd_config,
-    xrootd_command,
-    xrootd_environment,
-    xrootd_log_file,
-)
+from orchestrator.servers import render_grid_mapfile
+from orchestrator.servers.source_file import source_path, write_source_file
 
 DEFAULT_FILE_SIZE = 1 << 30
 CLIENT_NAME = "orchestrator"
 READY_TIMEOUT = 30.0
-SERVER_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
 def run_record_path(home: Path) -> Path:
@@ -77,10 +59,12 @@ def start_lab(
     rate_gbit: float | None = None,
     mode: str = "auto",
     network: LabNetwork | None = None,
+    runtime: str = PROCESS,
 ) -> LabInventory:
     """Start `nodes` lab nodes (xrootd + gridftp each) and return their inventory.
 
-    `network` defaults to LabNetwork.from_environment() (TPCBENCH_LAB_PREFIX, ...).
+    `network` defaults to LabNetwork.from_environment() (TPCBENCH_LAB_PREFIX, ...);
+    `runtime` is "process" (servers as processes) or "podman" (containers of our images).
     On any failure everything already started is taken down again before raising.
     """
     home = Path(home or tpcbench_home())
@@ -101,7 +85,8 @@ def start_lab(
             f"a lab is already running from {lab_dir(home)} ({started} nodes, {running.mode} "
             "mode); stop it with: tpcbench lab down"
         )
-    check_packages({**PROGRAMS, **(NETNS_PROGRAMS if mode == NETNS else {})})
+    servers = make_runtime(runtime)
+    servers.preflight(mode)
     ca_dir = Path(ca_dir or home / "ca")
     try:
         ca = CertificateAuthority.load(ca_dir)
@@ -111,13 +96,14 @@ def start_lab(
         _check_netns_free(plans, network)
     else:
         check_host_ports_free(plans)
-    account = ensure_server_account()
-    check_reachable_by(account, lab_dir(home))
+    account = servers.server_account()
+    if servers.name == PROCESS:  # containers get their directories mounted instead
+        check_reachable_by(account, lab_dir(home))
 
-    record = LabRun(path=record_path, mode=mode, network=network)
+    record = LabRun(path=record_path, mode=mode, network=network, runtime=servers.name)
     record.save()
     try:
-        return _build(home, record, plans, network, ca, ca_dir, account, file_size, rate_gbit)
+        return _build(home, record, plans, servers, ca, ca_dir, file_size, rate_gbit)
     except (OSError, CAError) as exc:
         stop_lab(home)
         raise UserError(f"lab up failed and was rolled back: {exc}") from exc
@@ -159,13 +145,14 @@ def _build(
     home: Path,
     record: LabRun,
     plans: Sequence[NodePlan],
-    network: LabNetwork,
+    servers: Runtime,
     ca: CertificateAuthority,
     ca_dir: Path,
-    account: ServerAccount,
     file_size: int,
     rate_gbit: float | None,
 ) -> LabInventory:
+    network = record.network
+    account = servers.server_account()
     if record.mode == NETNS:
         net.create_network(record, plans, network, rate_gbit)
     client_cred = ca.issue_client(CLIENT_NAME)
@@ -176,6 +163,7 @@ def _build(
     nodes_dir = lab_dir(home) / "nodes"
     shutil.rmtree(nodes_dir, ignore_errors=True)  # logs of the previous lab
     data_dir = lab_data_dir(network.prefix)
+    hosts = {plan.name: plan.address for plan in plans}
     endpoints = []
     source: Path | None = None
     for plan in plans:
@@ -186,29 +174,35 @@ def _build(
         host = ca.issue_host(plan.name, ips=[plan.address], dns=plan.dns_names)
         _prepare_node_dir(node_dir, data_root, account, host.cert, host.key)
         (node_dir / "grid-mapfile").write_text(grid_mapfile)
-        target = data_root / source_name(file_size).lstrip("/")
+        target = source_path(data_root, file_size)
         if source is None:
             write_source_file(target, file_size)
             source = target
         else:
             copy_source_file(source, target)
         _own(target, account, 0o644)
-        _start_servers(record, plan, node_dir, data_root, certdir, account)
+        files = NodeFiles(plan=plan, node_dir=node_dir, data_root=data_root, certdir=certdir)
+        servers.start_node(record, files, hosts)
         endpoints.append(
             Endpoint(
                 name=plan.name,
                 address=plan.address,
-                ports=dict(plan.ports),
-                data_root=str(data_root),
+                ports={**plan.ports, **servers.extra_ports()},
+                data_root=servers.served_data_root(files),
                 host_dn=host.subject_dn,
                 netns=plan.netns,
                 labels={"lab": network.prefix},
                 link_gbps=rate_gbit,
             )
         )
-    _wait_until_serving(record, endpoints)
+    _wait_until_serving(record, servers, endpoints)
     inventory = LabInventory(
-        nodes=endpoints, client=client, file_size=file_size, ca=ca_dir, mode=record.mode
+        nodes=endpoints,
+        client=client,
+        file_size=file_size,
+        ca=ca_dir,
+        mode=record.mode,
+        runtime=servers.name,
     )
     inventory = replace(
         inventory, health={e.name: probe_node(e, client, file_size) for e in endpoints}
@@ -252,78 +246,14 @@ def _prepare_node_dir(
     _own(node_dir / "pki" / "hostkey.pem", account, 0o600)
 
 
-def _launcher(plan: NodePlan, account: ServerAccount) -> list[str]:
-    """Enter the node's namespace, then drop to the server account."""
-    prefix = ["ip", "netns", "exec", plan.netns] if plan.netns else []
-    if os.geteuid() == 0:
-        prefix += ["setpriv", "--reuid", account.name, "--regid", str(account.gid)]
-        prefix += ["--init-groups", "--"]
-    return prefix
-
-
-def _start_servers(
-    record: LabRun,
-    plan: NodePlan,
-    node_dir: Path,
-    data_root: Path,
-    certdir: Path,
-    account: ServerAccount,
-) -> None:
-    pki = node_dir / "pki"
-    base_env = {"PATH": SERVER_PATH, "HOME": str(node_dir), "LANG": "C.UTF-8"}
-    xrootd = XrootdSettings(
-        name=plan.name,
-        data_root=data_root,
-        run_dir=node_dir / "run",
-        host_cert=pki / "hostcert.pem",
-        host_key=pki / "hostkey.pem",
-        certdir=certdir,
-        root_port=plan.ports["root"],
-        https_port=plan.ports["https"],
-        xrdcp_path=shutil.which("xrdcp") or "/usr/bin/xrdcp",
-    )
-    config = node_dir / "xrootd.cfg"
-    config.write_text(render_xrootd_config(xrootd))
-    argv = _launcher(plan, account) + xrootd_command(config, node_dir / "xrootd.log", plan.name)
-    env = {**base_env, **xrootd_environment(xrootd)}
-    _record_spawn(record, plan, "xrootd", argv, env, node_dir)
-
-    gridftp = GridftpSettings(
-        data_interface=plan.address,
-        host_cert=pki / "hostcert.pem",
-        host_key=pki / "hostkey.pem",
-        certdir=certdir,
-        grid_mapfile=node_dir / "grid-mapfile",
-        log_path=node_dir / "gridftp.log",
-        home_dir=data_root,
-        port=plan.ports["gridftp"],
-        data_port_range=plan.data_ports,
-    )
-    argv = _launcher(plan, account) + gridftp_command(gridftp)
-    env = {**base_env, **gridftp_environment(gridftp)}
-    _record_spawn(record, plan, "gridftp", argv, env, node_dir)
-
-
-def _record_spawn(
-    record: LabRun, plan: NodePlan, service: str, argv: list[str], env: dict, node_dir: Path
-) -> None:
-    log = node_dir / f"{service}.out"
-    process = processes.spawn(plan.name, service, argv, env=env, log=log, cwd=node_dir)
-    record.processes.append(process)
-    record.save()
-
-
-def _wait_until_serving(record: LabRun, endpoints: Sequence[Endpoint]) -> None:
+def _wait_until_serving(record: LabRun, servers: Runtime, endpoints: Sequence[Endpoint]) -> None:
     """Every port of every node accepts connections, or say which server died and why."""
     deadline = time.monotonic() + READY_TIMEOUT
     pending = [(e, service, port) for e in endpoints for service, port in e.ports.items()]
     while pending:
-        for process in record.processes:
-            if not processes.is_alive(process):
-                raise UserError(
-                    f"{process.service} on {process.node} stopped during start-up: "
-                    f"{_last_log_line(process)}"
-                )
+        failure = servers.failure_detail(record)
+        if failure:
+            raise UserError(failure)
         pending = [item for item in pending if not tcp_open(item[0].address, item[2], 1.0)]
         if pending and time.monotonic() > deadline:
             endpoint, service, port = pending[0]
@@ -333,21 +263,6 @@ def _wait_until_serving(record: LabRun, endpoints: Sequence[Endpoint]) -> None:
             )
         if pending:
             time.sleep(0.2)
-
-
-def _last_log_line(process: processes.ServerProcess) -> str:
-    log = Path(process.log)
-    candidates = [log]
-    if process.service == "xrootd":
-        candidates.insert(0, xrootd_log_file(log.with_suffix(".log"), process.node))
-    for candidate in candidates:
-        try:
-            lines = [line for line in candidate.read_text().splitlines() if line.strip()]
-        except OSError:
-            continue
-        if lines:
-            return f"{lines[-1].strip()} (log: {candidate})"
-    return f"no output (log: {log})"
 
 
 def stop_lab(home: Path | None = None) -> list[str]:
@@ -361,14 +276,7 @@ def stop_lab(home: Path | None = None) -> list[str]:
         inventory_path(home).unlink(missing_ok=True)
         return []
     record = LabRun.load(record_path)
-    done: list[str] = []
-    problems: list[str] = []
-    for process in record.processes:
-        survivors = processes.stop(process)
-        if survivors:
-            problems.append(f"{process.service} on {process.node}: pids {survivors} remain")
-        else:
-            done.append(f"stopped {process.service} on {process.node} (pid {process.pid})")
+    done, problems = make_runtime(record.runtime).stop(record)
     if record.mode == NETNS:
         problems.extend(net.destroy_network(record))
         done.extend(f"removed namespace {name}" for name in record.namespaces)
@@ -397,15 +305,13 @@ def lab_status(home: Path | None = None) -> LabInventory:
     if not record_path.exists():
         raise UserError(NO_LAB)
     record = LabRun.load(record_path)
+    liveness = make_runtime(record.runtime).liveness(record)
     health = {}
     for endpoint in inventory.nodes:
         result = probe_node(endpoint, inventory.client, inventory.file_size)
-        for process in record.processes:
-            if process.node == endpoint.name:
-                alive = processes.is_alive(process)
-                result["checks"][f"{process.service}_process"] = (
-                    "ok" if alive else f"pid {process.pid} is gone"
-                )
-                result["ok"] = result["ok"] and alive
+        for (node, check), verdict in liveness.items():
+            if node == endpoint.name:
+                result["checks"][check] = verdict
+                result["ok"] = result["ok"] and verdict == "ok"
         health[endpoint.name] = result
     return replace(inventory, health=health)

@@ -1,4 +1,5 @@
-"""What a lab created (namespaces, links, data directories, processes), saved as it goes.
+"""What a lab created (namespaces, links, data directories, processes or containers), saved as
+it goes.
 
 `lab up` writes this before each side effect, so `lab down` can undo a half-built lab too.
 """
@@ -15,26 +16,39 @@ from orchestrator.lab.processes import ServerProcess
 from orchestrator.lab.topology import LabNetwork
 
 
+@dataclass(frozen=True)
+class ServerContainer:
+    """A container the lab started (podman runtime): `lab down` removes it by this name."""
+
+    node: str
+    service: str  # "xrootd" | "gridftp" | "probe"
+    name: str
+
+
 @dataclass
 class LabRun:
     path: Path
     mode: str
     network: LabNetwork
+    runtime: str = "process"
     namespaces: list[str] = field(default_factory=list)
     host_interfaces: list[str] = field(default_factory=list)
     etc_netns_dirs: list[str] = field(default_factory=list)
     data_dirs: list[str] = field(default_factory=list)
     processes: list[ServerProcess] = field(default_factory=list)
+    containers: list[ServerContainer] = field(default_factory=list)
 
     def save(self) -> None:
         data: dict[str, Any] = {
             "mode": self.mode,
+            "runtime": self.runtime,
             "network": asdict(self.network),
             "namespaces": self.namespaces,
             "host_interfaces": self.host_interfaces,
             "etc_netns_dirs": self.etc_netns_dirs,
             "data_dirs": self.data_dirs,
             "processes": [p.to_json() for p in self.processes],
+            "containers": [asdict(c) for c in self.containers],
         }
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_name(self.path.name + ".tmp")
@@ -47,10 +61,12 @@ class LabRun:
         return cls(
             path=path,
             mode=data["mode"],
+            runtime=data.get("runtime", "process"),
             network=LabNetwork(**data["network"]),
             namespaces=list(data["namespaces"]),
             host_interfaces=list(data["host_interfaces"]),
             etc_netns_dirs=list(data["etc_netns_dirs"]),
             data_dirs=list(data["data_dirs"]),
             processes=[ServerProcess.from_json(p) for p in data["processes"]],
+            containers=[ServerContainer(**c) for c in data.get("containers", [])],
         )

@@ -1,12 +1,14 @@
-"""Render or run a server from this module, for container entrypoints.
+"""Render, run or check a server: the container images' entrypoint.
 
-    python -m orchestrator.servers xrootd --name N --data-root D --run-dir R \
-        --host-cert C --host-key K --certdir CA [--exec]
-    python -m orchestrator.servers gridftp --data-interface IP --host-cert C --host-key K \
-        --certdir CA --grid-mapfile G --log L --home-dir D [--exec]
+    python -m orchestrator.servers xrootd [--name N] [--source-size SIZE] [--exec] ...
+    python -m orchestrator.servers gridftp --data-interface IP [--source-size SIZE] [--exec] ...
+    python -m orchestrator.servers check --port P [--port P ...] [--host H]
 
-Without --exec it prints what it would run (xrootd: the config; gridftp: environment and
-command line); with --exec it replaces itself with the server, so the pod's pid 1 is it.
+The path options default to the container layout (orchestrator/servers/layout.py), so an
+image passes only what differs per node. Without --exec it prints what it would run
+(xrootd: the config; gridftp: environment and command line); with --exec it writes the
+source file if asked, then replaces itself with the server (the container's init, tini, is
+its parent). `check` exits 0 when every port accepts a TCP connection (the HEALTHCHECK).
 """
 
 from __future__ import annotations
@@ -14,10 +16,13 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
+import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from orchestrator.errors import UserError
+from orchestrator.servers import layout
 from orchestrator.servers.gridftp import GridftpSettings, gridftp_command, gridftp_environment
 from orchestrator.servers.xrootd import (
     XrootdSettings,
@@ -25,6 +30,9 @@ from orchestrator.servers.xrootd import (
     xrootd_command,
     xrootd_environment,
 )
+from orchestrator.sizes import parse_size
+
+STDERR = "-"  # --log value: write the server's log to standard error (the container log)
 
 
 def _port_range(text: str) -> tuple[int, int]:
@@ -34,79 +42,139 @@ def _port_range(text: str) -> tuple[int, int]:
     return int(low), int(high)
 
 
+def _size(text: str) -> int:
+    try:
+        return parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _add_common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--host-cert", type=Path, default=layout.HOST_CERT)
+    parser.add_argument("--host-key", type=Path, default=layout.HOST_KEY)
+    parser.add_argument("--certdir", type=Path, default=layout.CERTDIR, help="hashed CA dir")
+    parser.add_argument(
+        "--source-size",
+        type=_size,
+        default=None,
+        metavar="SIZE",
+        help="with --exec: first write the source file of SIZE bytes under the data root",
+    )
+    parser.add_argument(
+        "--log", default=STDERR, help="log file (default '-': standard error, the container log)"
+    )
+    parser.add_argument("--exec", action="store_true", help="run the server in this process")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m orchestrator.servers")
+    parser = argparse.ArgumentParser(
+        prog="python -m orchestrator.servers",
+        description="Render, run or check a tpc-bench server (the images' entrypoint).",
+    )
     servers = parser.add_subparsers(dest="server", required=True)
 
     xrootd = servers.add_parser("xrootd", help="XRootD with HTTPS-TPC and root:// TPC")
-    xrootd.add_argument("--name", required=True)
-    xrootd.add_argument("--data-root", type=Path, required=True)
-    xrootd.add_argument("--run-dir", type=Path, required=True)
-    xrootd.add_argument("--host-cert", type=Path, required=True)
-    xrootd.add_argument("--host-key", type=Path, required=True)
-    xrootd.add_argument("--certdir", type=Path, required=True)
+    xrootd.add_argument("--name", default=socket.gethostname(), help="default: the host name")
+    xrootd.add_argument("--data-root", type=Path, default=layout.DATA_ROOT)
+    xrootd.add_argument("--run-dir", type=Path, default=layout.RUN_DIR)
     xrootd.add_argument("--root-port", type=int, default=1094)
     xrootd.add_argument("--https-port", type=int, default=8443)
-    xrootd.add_argument("--log", type=Path, default=None, help="default: RUN_DIR/xrootd.log")
-    xrootd.add_argument("--exec", action="store_true", help="write the config and run xrootd")
+    _add_common(xrootd)
 
     gridftp = servers.add_parser("gridftp", help="globus-gridftp-server with GSI")
     gridftp.add_argument("--data-interface", required=True, help="the address PASV advertises")
-    gridftp.add_argument("--host-cert", type=Path, required=True)
-    gridftp.add_argument("--host-key", type=Path, required=True)
-    gridftp.add_argument("--certdir", type=Path, required=True)
-    gridftp.add_argument("--grid-mapfile", type=Path, required=True)
-    gridftp.add_argument("--log", type=Path, required=True)
-    gridftp.add_argument("--home-dir", type=Path, required=True)
+    gridftp.add_argument("--grid-mapfile", type=Path, default=layout.GRID_MAPFILE)
+    gridftp.add_argument("--home-dir", type=Path, default=layout.DATA_ROOT, help="the data root")
     gridftp.add_argument("--port", type=int, default=2811)
     gridftp.add_argument("--data-ports", type=_port_range, default=(20000, 20999))
-    gridftp.add_argument("--exec", action="store_true", help="run the server")
+    _add_common(gridftp)
+
+    check = servers.add_parser("check", help="exit 0 when every port accepts a connection")
+    check.add_argument("--port", type=int, action="append", required=True, dest="ports")
+    check.add_argument("--host", default="127.0.0.1")
+    check.add_argument("--timeout", type=float, default=3.0)
     return parser
+
+
+def check_ports(host: str, ports: Sequence[int], timeout: float) -> int:
+    for port in ports:
+        try:
+            with socket.create_connection((host, port), timeout=timeout):
+                pass
+        except OSError as exc:
+            print(f"{host}:{port}: {exc}", file=sys.stderr)
+            return 1
+    return 0
+
+
+def _write_source(data_root: Path, size: int | None) -> None:
+    if size is None:
+        return
+    from orchestrator.servers.source_file import ensure_source_file
+
+    path, written = ensure_source_file(data_root, size)
+    print(f"source file {path}: {'written' if written else 'present'}", file=sys.stderr)
+
+
+def _xrootd(args: argparse.Namespace) -> tuple[list[str], dict[str, str]] | None:
+    settings = XrootdSettings(
+        name=args.name,
+        data_root=args.data_root,
+        run_dir=args.run_dir,
+        host_cert=args.host_cert,
+        host_key=args.host_key,
+        certdir=args.certdir,
+        root_port=args.root_port,
+        https_port=args.https_port,
+    )
+    config = render_xrootd_config(settings)
+    if not args.exec:
+        sys.stdout.write(config)
+        return None
+    args.run_dir.mkdir(parents=True, exist_ok=True)
+    config_path = args.run_dir / "xrootd.cfg"
+    config_path.write_text(config)
+    _write_source(args.data_root, args.source_size)
+    log = None if args.log == STDERR else Path(args.log)
+    return xrootd_command(config_path, log, args.name), xrootd_environment(settings)
+
+
+def _gridftp(args: argparse.Namespace) -> tuple[list[str], dict[str, str]] | None:
+    settings = GridftpSettings(
+        data_interface=args.data_interface,
+        host_cert=args.host_cert,
+        host_key=args.host_key,
+        certdir=args.certdir,
+        grid_mapfile=args.grid_mapfile,
+        log_path=Path("/dev/stderr") if args.log == STDERR else Path(args.log),
+        home_dir=args.home_dir,
+        port=args.port,
+        data_port_range=args.data_ports,
+    )
+    argv = gridftp_command(settings)
+    extra = gridftp_environment(settings)
+    if not args.exec:
+        for key, value in extra.items():
+            print(f"{key}={shlex.quote(value)}")
+        print(shlex.join(argv))
+        return None
+    _write_source(args.home_dir, args.source_size)
+    return argv, extra
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if args.server == "xrootd":
-        settings = XrootdSettings(
-            name=args.name,
-            data_root=args.data_root,
-            run_dir=args.run_dir,
-            host_cert=args.host_cert,
-            host_key=args.host_key,
-            certdir=args.certdir,
-            root_port=args.root_port,
-            https_port=args.https_port,
-        )
-        config = render_xrootd_config(settings)
-        if not args.exec:
-            sys.stdout.write(config)
-            return 0
-        args.run_dir.mkdir(parents=True, exist_ok=True)
-        config_path = args.run_dir / "xrootd.cfg"
-        config_path.write_text(config)
-        argv_ = xrootd_command(config_path, args.log or args.run_dir / "xrootd.log", args.name)
-        env = {**os.environ, **xrootd_environment(settings)}
-    else:
-        settings_g = GridftpSettings(
-            data_interface=args.data_interface,
-            host_cert=args.host_cert,
-            host_key=args.host_key,
-            certdir=args.certdir,
-            grid_mapfile=args.grid_mapfile,
-            log_path=args.log,
-            home_dir=args.home_dir,
-            port=args.port,
-            data_port_range=args.data_ports,
-        )
-        argv_ = gridftp_command(settings_g)
-        extra = gridftp_environment(settings_g)
-        if not args.exec:
-            for key, value in extra.items():
-                print(f"{key}={shlex.quote(value)}")
-            print(shlex.join(argv_))
-            return 0
-        env = {**os.environ, **extra}
-    os.execvpe(argv_[0], argv_, env)
+    if args.server == "check":
+        return check_ports(args.host, args.ports, args.timeout)
+    try:
+        command = _xrootd(args) if args.server == "xrootd" else _gridftp(args)
+    except (OSError, UserError) as exc:
+        print(f"python -m orchestrator.servers: {exc}", file=sys.stderr)
+        return 1
+    if command is None:
+        return 0
+    argv_, extra = command
+    os.execvpe(argv_[0], argv_, {**os.environ, **extra})
     return 1  # not reached: exec replaced this process
 
 

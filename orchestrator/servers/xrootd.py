@@ -57,9 +57,13 @@ def render_xrootd_config(settings: XrootdSettings) -> str:
     return "\n".join(lines)
 
 
-def xrootd_command(config_path: Path, log_path: Path, name: str) -> list[str]:
-    """The foreground xrootd command line (no -b: the caller keeps the pid)."""
-    return [XROOTD_BINARY, "-n", name, "-c", str(config_path), "-l", str(log_path)]
+def xrootd_command(config_path: Path, log_path: Path | None, name: str) -> list[str]:
+    """The foreground xrootd command line (no -b: the caller keeps the pid).
+
+    Without a log path xrootd logs to standard error (a container's log).
+    """
+    log = ["-l", str(log_path)] if log_path is not None else []
+    return [XROOTD_BINARY, "-n", name, "-c", str(config_path), *log]
 
 
 def xrootd_environment(settings: XrootdSettings) -> dict[str, str]:

@@ -1,0 +1,183 @@
+"""`tpcbench lab up --runtime podman`: every lab node's servers run from our images.
+
+Real xrootd and globus-gridftp-server in containers of the debian flavour, inside the nodes'
+network namespaces, transfers checked byte for byte on the host side of /data.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+from conftest import LAB_FILE_SIZE, PodmanLab, run_podman
+
+from ca.authority import CertificateAuthority
+from orchestrator.errors import UserError
+from orchestrator.lab import LabNetwork, lab_status, start_lab, stop_lab
+from orchestrator.lab.datafiles import lab_data_dir
+from orchestrator.lab.network import existing_namespaces
+from orchestrator.lab.podman_runtime import podman
+from orchestrator.lab.run_record import LabRun
+from orchestrator.measurement import destination_name, run_measurement
+from orchestrator.servers.layout import SERVER_UID
+from orchestrator.servers.source_file import source_path
+
+pytestmark = pytest.mark.lab
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize(
+    ("protocol", "streams"),
+    [("https", 1), ("https", 8), ("gridftp", 1), ("gridftp", 8), ("root", 1)],
+)
+def test_tpc_between_two_containers_delivers_the_exact_bytes(
+    podman_lab: PodmanLab, protocol: str, streams: int
+) -> None:
+    src, dst = podman_lab.inventory.nodes
+    assert (src.data_root, dst.data_root) == ("/data", "/data")  # the servers' own view
+    record = asyncio.run(
+        run_measurement(
+            src, dst, protocol, streams, 3, LAB_FILE_SIZE,
+            creds=podman_lab.inventory.client, timeout=120, keep_files=True,
+        )
+    )  # fmt: skip
+    assert (record.succeeded, record.failed) == (3, 0), [t.message for t in record.transfers]
+    expected = sha256(source_path(podman_lab.host_data_root(src.name), LAB_FILE_SIZE))
+    for transfer in record.transfers:
+        name = destination_name(record.uuid, transfer.index).lstrip("/")
+        written = podman_lab.host_data_root(dst.name) / name
+        assert sha256(written) == expected
+        assert written.stat().st_uid == SERVER_UID  # written by the server's own user
+        written.unlink()
+    # the RTT comes from the probe container in lab-1's namespace
+    assert record.rtt_ms is not None and 0 < record.rtt_ms < 50
+
+
+def test_a_missing_source_is_a_not_found_failure(podman_lab: PodmanLab) -> None:
+    src, dst = podman_lab.inventory.nodes
+    record = asyncio.run(
+        run_measurement(
+            src, dst, "https", 1, 2, LAB_FILE_SIZE + 1,  # no source file of this size
+            creds=podman_lab.inventory.client, timeout=60,
+        )
+    )  # fmt: skip
+    assert record.succeeded == 0
+    assert {t.error_class for t in record.transfers} == {"not-found"}
+
+
+def test_servers_in_the_containers_are_not_root(podman_lab: PodmanLab) -> None:
+    record = LabRun.load(podman_lab.home / "lab" / "run.json")
+    assert {c.service for c in record.containers} == {"xrootd", "gridftp", "probe"}
+    for container in record.containers:
+        top = run_podman("top", container.name, "huser", "args").stdout.splitlines()[1:]
+        assert top, f"nothing runs in {container.name}"
+        for line in top:
+            huser = line.split()[0]
+            assert huser == str(SERVER_UID), f"{container.name}: {line}"
+        servers = {"xrootd": "xrootd -n", "gridftp": "globus-gridftp-server", "probe": "serve"}
+        assert any(servers[container.service] in line for line in top), top
+
+
+def test_lab_status_reports_each_container(podman_lab: PodmanLab) -> None:
+    inventory = lab_status(podman_lab.home)
+    assert inventory.runtime == "podman"
+    for node in inventory.nodes:
+        checks = inventory.health[node.name]["checks"]
+        assert {k: v for k, v in checks.items() if k.endswith("_container")} == {
+            "xrootd_container": "ok",
+            "gridftp_container": "ok",
+            "probe_container": "ok",
+        }
+        assert node.ports["probe"] == 9106
+
+
+def test_the_images_healthcheck_passes_in_a_running_server(podman_lab: PodmanLab) -> None:
+    record = LabRun.load(podman_lab.home / "lab" / "run.json")
+    for container in record.containers:
+        if container.service == "probe":
+            continue
+        image = run_podman("inspect", "--format", "{{.ImageName}}", container.name).stdout
+        spec = json.loads(
+            run_podman("image", "inspect", "--format", "{{json .HealthCheck}}", image.strip())
+            .stdout
+        )  # fmt: skip
+        assert spec["Test"][0] == "CMD"
+        run_podman("exec", container.name, *spec["Test"][1:])  # exit 0 or the test fails
+
+
+def test_lab_down_removes_its_containers_namespaces_and_mounts(images: dict[str, str]) -> None:
+    network = LabNetwork(prefix="tpcbd", subnet_offset=175)
+    home = Path(tempfile.mkdtemp(prefix="tpcbench-imagelab-down-"))
+    os.chmod(home, 0o755)
+    # someone else's container with a name like ours must survive `lab down`
+    bystander = "tpcbd-bystander"
+    run_podman(
+        "run", "--detach", "--name", bystander, "--network", "none", "--no-healthcheck",
+        "--entrypoint", "sleep", images["xrootd"], "600",
+    )  # fmt: skip
+    try:
+        CertificateAuthority.init(home / "ca")
+        start_lab(home, 1, 1 << 20, network=network, runtime="podman")
+        record = LabRun.load(home / "lab" / "run.json")
+        ids = [
+            run_podman("inspect", "--format", "{{.Id}}", c.name).stdout.strip()
+            for c in record.containers
+        ]
+        assert len(ids) == 3
+        assert any(i in Path("/proc/mounts").read_text() for i in ids)  # overlay roots
+
+        done = stop_lab(home)
+
+        assert sum(line.startswith("removed container") for line in done) == 3
+        names = run_podman("ps", "--all", "--format", "{{.Names}}").stdout.split()
+        assert not any(c.name in names for c in record.containers)
+        assert bystander in names
+        mounts = Path("/proc/mounts").read_text()
+        assert not any(i in mounts for i in ids)
+        assert "tpcbd-" not in mounts  # no netns bind mount left
+        assert not {n for n in existing_namespaces() if n.startswith("tpcbd-")}
+        assert not lab_data_dir("tpcbd").exists()
+    finally:
+        stop_lab(home)
+        podman("rm", "--force", "--time", "0", bystander)
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def run_cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "orchestrator", *args],
+        capture_output=True, text=True, env=env, timeout=120, check=False,
+    )  # fmt: skip
+
+
+def test_without_podman_lab_up_says_what_to_install(tmp_path: Path) -> None:
+    env = {**os.environ, "PATH": str(tmp_path), "TPCBENCH_HOME": str(tmp_path / "home")}
+    result = run_cli("lab", "up", "--nodes", "1", "--runtime", "podman", env=env)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert "needs podman" in lines[0] and "make system-deps" in lines[0]
+
+
+def test_without_the_images_lab_up_says_to_build_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TPCBENCH_IMAGE_PREFIX", "localhost/tpc-bench-never-built")
+    with pytest.raises(UserError, match=r"is not built; build it with: make images") as caught:
+        start_lab(
+            tmp_path, 1, 1 << 20,
+            network=LabNetwork(prefix="tpcbz", subnet_offset=178), runtime="podman",
+        )  # fmt: skip
+    assert "\n" not in str(caught.value)
+    assert "localhost/tpc-bench-never-built/xrootd" in str(caught.value)
