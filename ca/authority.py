@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import datetime as dt
 import ipaddress
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,14 +22,16 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from ca.grid_security import write_grid_security_files
+from ca.keys import key_pem, new_key, write_private, write_public
 from ca.names import parse_globus_dn, to_globus_dn
 
 DEFAULT_CA_SUBJECT = "/DC=org/DC=tpc-bench/CN=tpc-bench CA"
-KEY_SIZE = 2048
 DEFAULT_CA_DAYS = 3650
 DEFAULT_CERT_DAYS = 365
 # Re-issue a host or client certificate when less than this much validity is left.
 RENEW_BEFORE = dt.timedelta(days=30)
+HOST_USAGES = [ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]
+CLIENT_USAGES = [ExtendedKeyUsageOID.CLIENT_AUTH]
 
 
 class CAError(Exception):
@@ -49,37 +50,6 @@ class IssuedCredential:
 
 def _now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
-
-
-def _new_key() -> rsa.RSAPrivateKey:
-    return rsa.generate_private_key(public_exponent=65537, key_size=KEY_SIZE)
-
-
-def _write_private(path: Path, data: bytes) -> None:
-    """Write a secret so that it is never readable by others, not even for a moment."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(data)
-    os.chmod(tmp, 0o600)
-    os.replace(tmp, path)
-
-
-def _write_public(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
-
-
-def _key_pem(key: rsa.RSAPrivateKey) -> bytes:
-    return key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.TraditionalOpenSSL,  # PKCS#1: what Globus GSI reads best
-        serialization.NoEncryption(),
-    )
 
 
 class CertificateAuthority:
@@ -132,7 +102,7 @@ class CertificateAuthority:
         if days <= 0:
             raise CAError("--days must be a positive number of days")
         name = parse_globus_dn(subject or DEFAULT_CA_SUBJECT)
-        key = _new_key()
+        key = new_key()
         now = _now()
         ski = x509.SubjectKeyIdentifier.from_public_key(key.public_key())
         cert = (
@@ -165,8 +135,8 @@ class CertificateAuthority:
             .sign(key, hashes.SHA256())
         )
         ca = cls(directory, cert, key)
-        _write_private(ca.key_path, _key_pem(key))
-        _write_public(ca.cert_path, cert.public_bytes(serialization.Encoding.PEM))
+        write_private(ca.key_path, key_pem(key))
+        write_public(ca.cert_path, cert.public_bytes(serialization.Encoding.PEM))
         ca.write_grid_security()
         return ca
 
@@ -221,20 +191,14 @@ class CertificateAuthority:
         days: int = DEFAULT_CERT_DAYS,
     ) -> IssuedCredential:
         """A host certificate (CN = name, SAN = DNS names and IPs), kept if still good."""
-        _check_name(name)
-        addresses = [_parse_ip(ip) for ip in ips]
-        dns_names = list(dict.fromkeys([name, *dns]))
-        san = x509.SubjectAlternativeName(
-            [x509.DNSName(n) for n in dns_names] + [x509.IPAddress(a) for a in addresses]
-        )
-        subject = self._subject("Services", name)
+        subject, san = self._host_names(name, ips, dns)
         folder = self.directory / "hosts" / name
         return self._issue(
             folder / "hostcert.pem",
             folder / "hostkey.pem",
             subject=subject,
             san=san,
-            usages=[ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH],
+            usages=HOST_USAGES,
             days=days,
         )
 
@@ -247,9 +211,50 @@ class CertificateAuthority:
             folder / "userkey.pem",
             subject=self._subject("People", name),
             san=None,
-            usages=[ExtendedKeyUsageOID.CLIENT_AUTH],
+            usages=CLIENT_USAGES,
             days=days,
         )
+
+    # -- signing keys made elsewhere (the cluster's CSR signer) ---------------------------
+    def sign_host_key(
+        self,
+        public_key: rsa.RSAPublicKey,
+        name: str,
+        *,
+        ips: Sequence[str] = (),
+        dns: Sequence[str] = (),
+        days: int = DEFAULT_CERT_DAYS,
+    ) -> x509.Certificate:
+        """A host certificate, as `issue_host` makes, for a key whose owner keeps it."""
+        subject, san = self._host_names(name, ips, dns)
+        return self._certificate(public_key, subject, san, HOST_USAGES, _positive(days))
+
+    def sign_client_key(
+        self, public_key: rsa.RSAPublicKey, name: str, *, days: int = DEFAULT_CERT_DAYS
+    ) -> x509.Certificate:
+        """A client certificate, as `issue_client` makes, for a key whose owner keeps it."""
+        _check_name(name)
+        subject = self._subject("People", name)
+        return self._certificate(public_key, subject, None, CLIENT_USAGES, _positive(days))
+
+    def host_subject_dn(self, name: str) -> str:
+        """The Globus-form DN this CA gives the host `name` (GridFTP's expected subject)."""
+        return to_globus_dn(self._subject("Services", name))
+
+    def client_subject_dn(self, name: str) -> str:
+        """The Globus-form DN this CA gives the client `name` (a grid-mapfile line's DN)."""
+        return to_globus_dn(self._subject("People", name))
+
+    def _host_names(
+        self, name: str, ips: Sequence[str], dns: Sequence[str]
+    ) -> tuple[x509.Name, x509.SubjectAlternativeName]:
+        _check_name(name)
+        addresses = [_parse_ip(ip) for ip in ips]
+        dns_names = list(dict.fromkeys([name, *dns]))
+        san = x509.SubjectAlternativeName(
+            [x509.DNSName(n) for n in dns_names] + [x509.IPAddress(a) for a in addresses]
+        )
+        return self._subject("Services", name), san
 
     def _subject(self, unit: str, common_name: str) -> x509.Name:
         """Our DN below the CA's: the CA's attributes without its CN, then OU and CN."""
@@ -276,11 +281,24 @@ class CertificateAuthority:
         usages: list[x509.ObjectIdentifier],
         days: int,
     ) -> IssuedCredential:
-        if days <= 0:
-            raise CAError("--days must be a positive number of days")
+        _positive(days)
         if self._still_good(cert_path, key_path, subject, san):
             return IssuedCredential(cert_path, key_path, to_globus_dn(subject))
-        key = _new_key()
+        key = new_key()
+        cert = self._certificate(key.public_key(), subject, san, usages, days)
+        write_private(key_path, key_pem(key))
+        write_public(cert_path, cert.public_bytes(serialization.Encoding.PEM))
+        return IssuedCredential(cert_path, key_path, to_globus_dn(subject), reissued=True)
+
+    def _certificate(
+        self,
+        public_key: rsa.RSAPublicKey,
+        subject: x509.Name,
+        san: x509.SubjectAlternativeName | None,
+        usages: list[x509.ObjectIdentifier],
+        days: int,
+    ) -> x509.Certificate:
+        """The one certificate-builder path: end-entity certificates signed by this CA."""
         now = _now()
         not_after = min(now + dt.timedelta(days=days), self.certificate.not_valid_after_utc)
         ca_ski = self.certificate.extensions.get_extension_for_class(x509.SubjectKeyIdentifier)
@@ -288,7 +306,7 @@ class CertificateAuthority:
             x509.CertificateBuilder()
             .subject_name(subject)
             .issuer_name(self.certificate.subject)
-            .public_key(key.public_key())
+            .public_key(public_key)
             .serial_number(x509.random_serial_number())
             .not_valid_before(now - dt.timedelta(minutes=5))
             .not_valid_after(not_after)
@@ -308,9 +326,7 @@ class CertificateAuthority:
                 critical=True,
             )
             .add_extension(x509.ExtendedKeyUsage(usages), critical=False)
-            .add_extension(
-                x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False
-            )
+            .add_extension(x509.SubjectKeyIdentifier.from_public_key(public_key), critical=False)
             .add_extension(
                 x509.AuthorityKeyIdentifier.from_issuer_subject_key_identifier(ca_ski.value),
                 critical=False,
@@ -318,10 +334,7 @@ class CertificateAuthority:
         )
         if san is not None:
             builder = builder.add_extension(san, critical=False)
-        cert = builder.sign(self._key, hashes.SHA256())
-        _write_private(key_path, _key_pem(key))
-        _write_public(cert_path, cert.public_bytes(serialization.Encoding.PEM))
-        return IssuedCredential(cert_path, key_path, to_globus_dn(subject), reissued=True)
+        return builder.sign(self._key, hashes.SHA256())
 
     def _still_good(
         self,
@@ -357,6 +370,12 @@ class CertificateAuthority:
 
 def _san_set(san: x509.SubjectAlternativeName | None) -> set[str]:
     return set() if san is None else {f"{type(n).__name__}:{n.value}" for n in san}
+
+
+def _positive(days: int) -> int:
+    if days <= 0:
+        raise CAError("--days must be a positive number of days")
+    return days
 
 
 def _check_name(name: str) -> None:

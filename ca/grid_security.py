@@ -40,24 +40,31 @@ def namespaces(ca_dn: str) -> str:
     return f'TO Issuer "{ca_dn}" \\\n  PERMIT Subject "{base}/.*"\n'
 
 
-def write_grid_security_files(
-    certdir: Path, ca_cert: x509.Certificate, crl: x509.CertificateRevocationList
-) -> str:
-    """Write `<hash>.0`, `.signing_policy`, `.namespaces` and `.r0`; return the hash."""
-    certdir.mkdir(parents=True, exist_ok=True)
-    os.chmod(certdir, 0o755)
+def grid_security_files(
+    ca_cert: x509.Certificate, crl: x509.CertificateRevocationList
+) -> dict[str, bytes]:
+    """File name -> content: `<hash>.0`, `.signing_policy`, `.namespaces` and `.r0`."""
     digest = subject_hash(ca_cert)
     ca_dn = to_globus_dn(ca_cert.subject)
-    files = {
+    return {
         f"{digest}.0": ca_cert.public_bytes(serialization.Encoding.PEM),
         f"{digest}.signing_policy": signing_policy(ca_dn).encode(),
         f"{digest}.namespaces": namespaces(ca_dn).encode(),
         f"{digest}.r0": crl.public_bytes(serialization.Encoding.PEM),
     }
+
+
+def write_grid_security_files(
+    certdir: Path, ca_cert: x509.Certificate, crl: x509.CertificateRevocationList
+) -> str:
+    """Write the grid-security files into `certdir`; return the CA's hash."""
+    certdir.mkdir(parents=True, exist_ok=True)
+    os.chmod(certdir, 0o755)
+    files = grid_security_files(ca_cert, crl)
     for name, data in files.items():
         path = certdir / name
         tmp = certdir / f".{name}.tmp"
         tmp.write_bytes(data)
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
-    return digest
+    return next(iter(files)).removesuffix(".0")

@@ -39,8 +39,9 @@ class CampaignContext:
         }
 
 
-def build_context(settings: Settings) -> CampaignContext:
-    """Discovery and credentials for the configured backend.
+def build_context(settings: Settings, *, need_credentials: bool = True) -> CampaignContext:
+    """Discovery and credentials for the configured backend (`need_credentials=False`: only
+    discovery is wanted, as by `campaign plan`).
 
     The lab's nodes hold a source file of the lab's size only, so with lab discovery the
     file size defaults to the lab's (an explicit setting still wins).
@@ -58,7 +59,7 @@ def build_context(settings: Settings) -> CampaignContext:
         missing = [
             name for name in ("client_cert", "client_key", "certdir") if not getattr(settings, name)
         ]
-        if missing:
+        if missing and need_credentials:
             flags = ", ".join(f"--{m.replace('_', '-')}" for m in missing)
             raise UserError(f"kubernetes discovery needs the client credentials: {flags}")
         creds = ClientCredentials(

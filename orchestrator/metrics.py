@@ -6,7 +6,7 @@ import json
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Protocol
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -62,12 +62,18 @@ class ServiceMetrics:
         return generate_latest(self.registry)
 
 
+class Exposition(Protocol):
+    def exposition(self) -> bytes:
+        """The metrics in Prometheus' text format."""
+        ...
+
+
 class MetricsServer:
     """Serves /metrics (Prometheus text format) and /healthz (JSON) on its own thread."""
 
     def __init__(
         self,
-        metrics: ServiceMetrics,
+        metrics: Exposition,
         health: Callable[[], tuple[bool, dict[str, Any]]],
         bind: str = "127.0.0.1",
         port: int = 9105,
@@ -90,7 +96,7 @@ class MetricsServer:
 
 
 def _handler(
-    metrics: ServiceMetrics, health: Callable[[], tuple[bool, dict[str, Any]]]
+    metrics: Exposition, health: Callable[[], tuple[bool, dict[str, Any]]]
 ) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args: object) -> None:

@@ -1,4 +1,5 @@
-"""`tpcbench ca init|issue-host|issue-client|show`: our osg-ca-generator."""
+"""`tpcbench ca init|issue-host|issue-client|show|signer|request`: our osg-ca-generator, and
+on a cluster its signer and the servers' requests (ca_cluster_actions.py)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from ca.authority import (
 )
 from ca.grid_security import subject_hash
 from ca.names import DNError
+from orchestrator.cli.ca_cluster_actions import register_cluster_actions
 from orchestrator.errors import UserError
 from orchestrator.paths import default_ca_dir
 
@@ -62,6 +64,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     show = actions.add_parser("show", help="print the CA's subject, hash and paths")
     with_dir(show)
     show.set_defaults(func=_show)
+
+    register_cluster_actions(actions)
 
 
 def _directory(args: argparse.Namespace) -> Path:

@@ -1,12 +1,16 @@
-"""`tpcbench campaign run`: one campaign now, with a progress bar and a summary table."""
+"""`tpcbench campaign run`: one campaign now, with a progress bar and a summary table;
+`tpcbench campaign plan`: which nodes a campaign would measure, without measuring."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import signal
+import sys
 import threading
 from collections.abc import Iterator
+from dataclasses import asdict
 
 from rich.console import Console
 from rich.progress import (
@@ -27,6 +31,7 @@ from orchestrator.campaign import (
 )
 from orchestrator.campaign_context import build_context, build_reporter, campaign_lock
 from orchestrator.cli.campaign_options import add_campaign_flags, settings_from_args
+from orchestrator.planner import plan_campaign
 from orchestrator.sizes import format_size
 
 
@@ -42,6 +47,51 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_campaign_flags(run)
     run.set_defaults(func=campaign_run)
+    plan = actions.add_parser(
+        "plan",
+        help="list the nodes discovery finds and the measurements a campaign would take",
+        description="Discover the nodes as a campaign would (same flags, same settings) and "
+        "print them with the measurements planned; nothing is measured. Exits 1 when fewer "
+        "than --min-nodes nodes are ready (the chart's `helm test` uses this).",
+    )
+    add_campaign_flags(plan)
+    plan.add_argument("--min-nodes", type=int, default=2, help="fail below this (default 2)")
+    plan.add_argument("--json", action="store_true", help="print the plan as JSON")
+    plan.set_defaults(func=campaign_plan)
+
+
+def campaign_plan(args: argparse.Namespace) -> int:
+    settings = settings_from_args(args)
+    context = build_context(settings, need_credentials=False)
+    nodes = context.discovery.discover()
+    specs = plan_campaign(nodes, settings.protocols, settings.streams)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "nodes": [n.to_json() for n in nodes],
+                    "measurements": [asdict(spec) for spec in specs],
+                },
+                indent=2,
+            )
+        )
+    else:
+        table = Table(title=f"{len(nodes)} ready node(s), {len(specs)} measurement(s) planned")
+        for column in ("node", "address", "ports", "site", "link Gbit/s"):
+            table.add_column(column)
+        for node in nodes:
+            ports = ", ".join(f"{k} {v}" for k, v in sorted(node.ports.items()))
+            link = "" if node.link_gbps is None else f"{node.link_gbps:g}"
+            table.add_row(node.name, node.address, ports, node.site or "", link)
+        Console().print(table)
+    if len(nodes) < args.min_nodes:
+        print(
+            f"tpcbench: only {len(nodes)} node(s) ready, fewer than {args.min_nodes}: check the "
+            "server pods (both the xrootd and the gridftp pod of a node must be Ready)",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
 
 
 @contextlib.contextmanager

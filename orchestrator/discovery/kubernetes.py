@@ -24,6 +24,8 @@ XROOTD_SELECTOR = "app.kubernetes.io/name=tpc-bench,app.kubernetes.io/component=
 GRIDFTP_SELECTOR = "app.kubernetes.io/name=tpc-bench,app.kubernetes.io/component=gridftp"
 DATA_ROOT_ANNOTATION = "tpc-bench/data-root"
 HOST_DN_ANNOTATION = "tpc-bench/host-dn"
+# A DaemonSet's pods share one template, so the chart gives the DN with {node} in it.
+HOST_DN_TEMPLATE_ANNOTATION = "tpc-bench/host-dn-template"
 # The first of these node labels that is present names the node's site.
 SITE_LABELS = ("tpc-bench/site", "topology.kubernetes.io/zone")
 LINK_GBPS_LABEL = "tpc-bench/link-gbps"
@@ -74,6 +76,16 @@ def _annotation(pods: Iterable[V1Pod], key: str) -> str | None:
     return None
 
 
+def _host_dn(pods: Iterable[V1Pod], node_name: str) -> str | None:
+    """The DN GridFTP should expect of the node's servers: given, or from the template."""
+    pods = list(pods)
+    explicit = _annotation(pods, HOST_DN_ANNOTATION)
+    if explicit:
+        return explicit
+    template = _annotation(pods, HOST_DN_TEMPLATE_ANNOTATION)
+    return template.replace("{node}", node_name) if template else None
+
+
 def node_site(labels: Mapping[str, str], site_labels: Iterable[str] = SITE_LABELS) -> str | None:
     return next((labels[key] for key in site_labels if labels.get(key)), None)
 
@@ -120,7 +132,7 @@ def build_endpoints(
                 address=xpod.status.host_ip,
                 ports=ports,
                 data_root=_annotation((xpod, gpod), DATA_ROOT_ANNOTATION) or DEFAULT_DATA_ROOT,
-                host_dn=_annotation((xpod, gpod), HOST_DN_ANNOTATION),
+                host_dn=_host_dn((xpod, gpod), node_name),
                 site=node_site(node_labels, site_labels),
                 labels={k: v for k, v in node_labels.items() if k.startswith(KEPT_LABEL_PREFIXES)},
                 link_gbps=node_link_gbps(node_labels, link_label),

@@ -93,7 +93,27 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--port", type=int, action="append", required=True, dest="ports")
     check.add_argument("--host", default="127.0.0.1")
     check.add_argument("--timeout", type=float, default=3.0)
+    check.add_argument(
+        "--credentials",
+        type=Path,
+        default=None,
+        metavar="CERT",
+        help="also fail when CERT changed after the container started (renewed: restart)",
+    )
+    check.add_argument("--started-pid", type=int, default=1, help=argparse.SUPPRESS)
     return parser
+
+
+def process_start_time(pid: int) -> float:
+    """When process `pid` started (Unix time): boot time plus its start ticks."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    ticks = int(stat[stat.rindex(")") + 2 :].split()[19])
+    boot = next(
+        int(line.split()[1])
+        for line in Path("/proc/stat").read_text().splitlines()
+        if line.startswith("btime ")
+    )
+    return boot + ticks / os.sysconf("SC_CLK_TCK")
 
 
 def check_ports(host: str, ports: Sequence[int], timeout: float) -> int:
@@ -104,6 +124,20 @@ def check_ports(host: str, ports: Sequence[int], timeout: float) -> int:
         except OSError as exc:
             print(f"{host}:{port}: {exc}", file=sys.stderr)
             return 1
+    return 0
+
+
+def check_credentials(cert: Path, started_pid: int) -> int:
+    """1 when `cert` was replaced after the server started: it still serves the old one."""
+    try:
+        changed = cert.stat().st_mtime
+    except OSError as exc:
+        print(f"{cert}: {exc.strerror}", file=sys.stderr)
+        return 1
+    # whole seconds: /proc's start time is coarser than a file's mtime
+    if int(changed) > int(process_start_time(started_pid)) + 1:
+        print(f"{cert} was renewed after the server started: restart to load it", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -165,7 +199,10 @@ def _gridftp(args: argparse.Namespace) -> tuple[list[str], dict[str, str]] | Non
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.server == "check":
-        return check_ports(args.host, args.ports, args.timeout)
+        status = check_ports(args.host, args.ports, args.timeout)
+        if status == 0 and args.credentials is not None:
+            status = check_credentials(args.credentials, args.started_pid)
+        return status
     try:
         command = _xrootd(args) if args.server == "xrootd" else _gridftp(args)
     except (OSError, UserError) as exc:

@@ -45,9 +45,11 @@ DEFAULT_CACHE = Path("/var/cache/tpc-bench/simcluster/bin")
 FAKE_NODE_ANNOTATION = ("kwok.x-k8s.io/node", "fake")
 # The controllers a DaemonSet-on-fake-nodes cluster needs; nodelifecycle removes the
 # not-ready taint TaintNodesByCondition puts on new nodes, without it no DS pod is scheduled.
+# statefulset and persistentvolume-binder run the chart's database (on volumes tests make).
 CONTROLLERS = (
     "daemonset,nodelifecycle,serviceaccount,serviceaccount-token,deployment,replicaset,"
-    "garbagecollector,namespace,podgc,job,endpoint,endpointslice"
+    "garbagecollector,namespace,podgc,job,endpoint,endpointslice,statefulset,"
+    "persistentvolume-binder"
 )
 STARTUP_TIMEOUT = 300.0  # generous: a loaded 2-core machine starts the apiserver slowly
 

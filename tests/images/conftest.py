@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from support.podman import run_podman  # noqa: F401 (the tests import it from here)
 
 from ca.authority import CertificateAuthority
 from orchestrator.lab import LabInventory, LabNetwork, start_lab, stop_lab
 from orchestrator.lab.datafiles import lab_data_dir
-from orchestrator.lab.podman_runtime import podman
 
 REPO = Path(__file__).resolve().parents[2]
 BUILD_SCRIPT = REPO / "images" / "build.sh"
@@ -27,14 +27,6 @@ COMPONENTS = ("xrootd", "gridftp", "orchestrator", "webapp")
 # Its own prefix and subnet (10.99.171-172.0/24): never a lab someone else runs.
 PODMAN_NETWORK = LabNetwork(prefix="tpcbi", subnet_offset=170)
 LAB_FILE_SIZE = 16 << 20
-
-
-def run_podman(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    """podman with the project's settings; fails the test with podman's words on an error."""
-    result = podman(*args, timeout=timeout)
-    if result.returncode != 0:
-        pytest.fail(f"podman {' '.join(args)} failed ({result.returncode}):\n{result.stderr}")
-    return result
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,6 @@
-"""One real simulated Kubernetes cluster per test session (etcd + control plane + kwok).
+"""Fixtures every test area may use: one real simulated Kubernetes cluster per test session
+(etcd + control plane + kwok), shared by tests/cluster and tests/chart (each in namespaces
+and with node labels of its own), and `eventually` for states that come with time.
 
 The binaries are built once into a machine-wide cache; when they cannot be built or the
 cluster cannot start, the tests fail (never skip).

@@ -1,0 +1,236 @@
+"""The chart as rendered: lint, the schema, and what each object says. Every object of every
+scenario is also handed to the real API server as a dry run (test_chart_dry_run.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from conftest import CHART, SCENARIOS, Helm, find
+
+from orchestrator.discovery.kubernetes import (
+    DATA_ROOT_ANNOTATION,
+    GRIDFTP_SELECTOR,
+    HOST_DN_TEMPLATE_ANNOTATION,
+    XROOTD_SELECTOR,
+)
+from orchestrator.latency import PROBE_PORT_NAME
+from orchestrator.servers import layout
+
+GiB = 1 << 30
+MiB = 1 << 20
+
+
+@pytest.mark.parametrize("scenario", [None, *SCENARIOS])
+def test_helm_lint_passes(helm: Helm, scenario: str | None) -> None:
+    argv = ["lint", str(CHART), "--strict", "--kube-version", "1.31.4"]
+    if scenario:
+        argv += ["--values", str(CHART / "ci" / scenario)]
+    result = helm.run(*argv)
+    assert "0 chart(s) failed" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("setting", "complaint"),
+    [
+        ("campaign.transfer=3", "Additional property transfer is not allowed"),
+        ("servers.httpsPort=notaport", "servers.httpsPort"),
+        ("campaign.fileSize=1Gigabyte", "campaign.fileSize"),
+        ("certificates.clientSource=file", "certificates.clientSource"),
+    ],
+)
+def test_a_values_typo_is_rejected_by_the_schema(helm: Helm, setting: str, complaint: str) -> None:
+    result = helm.run(
+        "template", "rel", str(CHART), "--kube-version", "1.31.4", "--set", setting, check=False
+    )
+    assert result.returncode != 0
+    assert complaint in result.stderr
+
+
+def container(pod_spec: dict[str, Any], name: str) -> dict[str, Any]:
+    found = [c for c in pod_spec["containers"] if c["name"] == name]
+    assert len(found) == 1, [c["name"] for c in pod_spec["containers"]]
+    return found[0]
+
+
+def test_server_daemonsets_are_host_network_on_labelled_nodes(helm: Helm) -> None:
+    objects = helm.template(
+        **{"nodes.tolerations[0].key": "storage", "nodes.tolerations[0].operator": "Exists"}
+    )
+    for component, selector in (("xrootd", XROOTD_SELECTOR), ("gridftp", GRIDFTP_SELECTOR)):
+        ds = find(objects, "DaemonSet", f"-{component}")
+        pod = ds["spec"]["template"]
+        spec = pod["spec"]
+        assert spec["hostNetwork"] is True and spec["dnsPolicy"] == "ClusterFirstWithHostNet"
+        assert spec["nodeSelector"] == {"tpc-bench.io/network": "100000"}
+        assert spec["tolerations"] == [{"key": "storage", "operator": "Exists"}]
+        # discovery finds these pods by its selector
+        labels = pod["metadata"]["labels"]
+        assert all(labels[k] == v for k, v in (p.split("=") for p in selector.split(",")))
+        annotations = pod["metadata"]["annotations"]
+        assert annotations[DATA_ROOT_ANNOTATION] == str(layout.DATA_ROOT)
+        assert (
+            annotations[HOST_DN_TEMPLATE_ANNOTATION] == "/DC=org/DC=tpc-bench/OU=Services/CN={node}"
+        )
+        security = spec["securityContext"]
+        assert security["runAsNonRoot"] and security["runAsUser"] == layout.SERVER_UID
+        assert security["seccompProfile"] == {"type": "RuntimeDefault"}
+        for item in spec["containers"] + spec["initContainers"]:
+            # identical requests = limits everywhere: the paper's fair comparison
+            assert item["resources"]["requests"] == item["resources"]["limits"], item["name"]
+            context = item["securityContext"]
+            assert context["readOnlyRootFilesystem"] and not context["allowPrivilegeEscalation"]
+            assert context["capabilities"] == {"drop": ["ALL"]}
+
+
+def test_the_data_volume_holds_the_source_and_k_incoming_files(helm: Helm) -> None:
+    objects = helm.template(**{"campaign.fileSize": "2Gi", "campaign.transfers": "11"})
+    for component in ("xrootd", "gridftp"):
+        spec = find(objects, "DaemonSet", f"-{component}")["spec"]["template"]["spec"]
+        data = next(v for v in spec["volumes"] if v["name"] == "data")
+        assert data["emptyDir"]["medium"] == "Memory"
+        size = int(data["emptyDir"]["sizeLimit"])
+        assert size == 12 * 2 * GiB + 256 * MiB
+        server = container(spec, component)
+        assert int(server["resources"]["limits"]["memory"]) == size + 2 * GiB
+        assert f"--source-size={2 * GiB}" in server["args"]
+
+
+def test_servers_mount_what_the_images_expect_where_they_expect_it(helm: Helm) -> None:
+    objects = helm.template()
+    expected = {
+        "data": str(layout.DATA_ROOT),
+        "run": str(layout.RUN_DIR),
+        "host-credentials": str(layout.HOST_CREDENTIALS),
+        "certificates": str(layout.CERTDIR),
+    }
+    for component in ("xrootd", "gridftp"):
+        spec = find(objects, "DaemonSet", f"-{component}")["spec"]["template"]["spec"]
+        mounts = {m["name"]: m["mountPath"] for m in container(spec, component)["volumeMounts"]}
+        assert {k: mounts[k] for k in expected} == expected
+        init = spec["initContainers"][0]
+        assert init["args"][:2] == ["ca", "request"]
+        assert f"--out-dir={layout.HOST_CREDENTIALS}" in init["args"]
+    gridftp = find(objects, "DaemonSet", "-gridftp")["spec"]["template"]["spec"]
+    mapfile = next(
+        m for m in container(gridftp, "gridftp")["volumeMounts"] if m["name"] == "grid-mapfile"
+    )
+    assert mapfile["mountPath"] == str(layout.GRID_MAPFILE)
+    xrootd = find(objects, "DaemonSet", "-xrootd")["spec"]["template"]["spec"]
+    ports = {
+        p["name"]: p["containerPort"] for c in xrootd["containers"] for p in c.get("ports", [])
+    }
+    assert ports == {"https": 8443, "root": 1094, PROBE_PORT_NAME: 9106}
+
+
+def rules_of(objects: list[dict[str, Any]], kind: str, suffix: str) -> list[dict[str, Any]]:
+    return find(objects, kind, suffix)["rules"]
+
+
+def test_the_orchestrator_may_do_exactly_what_discovery_needs(helm: Helm) -> None:
+    objects = helm.template()
+    role = rules_of(objects, "Role", "-orchestrator")
+    assert role == [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]}]
+    cluster_role = rules_of(objects, "ClusterRole", "-orchestrator")
+    assert {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list"]} in cluster_role
+    everything = role + cluster_role
+    assert not any("secrets" in rule["resources"] for rule in everything)
+    # with its client certificate from a Secret it needs no CSR permission either
+    objects = helm.template("client-secret-values.yaml")
+    cluster_role = rules_of(objects, "ClusterRole", "-orchestrator")
+    assert cluster_role == [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list"]}]
+
+
+def test_only_the_signer_touches_the_ca_secret(helm: Helm) -> None:
+    objects = helm.template()
+    ca_secret = find(objects, "Secret", "-ca")["metadata"]["name"]
+    for item in objects:
+        if item["kind"] not in ("Role", "ClusterRole"):
+            continue
+        touches = [r for r in item["rules"] if "secrets" in r["resources"]]
+        if item["kind"] == "Role" and item["metadata"]["name"].endswith("-signer"):
+            rule = {"apiGroups": [""], "resources": ["secrets"], "resourceNames": [ca_secret]}
+            assert touches == [{**rule, "verbs": ["get", "patch"]}]
+        else:
+            assert touches == [], item["metadata"]["name"]
+    mounted_by = [
+        o["metadata"]["name"]
+        for o in objects
+        if o["kind"] in ("Deployment", "DaemonSet", "StatefulSet")
+        for v in o["spec"]["template"]["spec"].get("volumes", [])
+        if v.get("secret", {}).get("secretName") == ca_secret
+    ]
+    assert mounted_by == []  # the signer reads it through the API, no pod mounts it
+    # the site's own CA: the signer may only read it
+    objects = helm.template("existing-ca-values.yaml")
+    signer_role = rules_of(objects, "Role", "-signer")
+    assert {"apiGroups": [""], "resources": ["secrets"], "resourceNames": ["site-ca"],
+            "verbs": ["get"]} in signer_role  # fmt: skip
+    assert not [o for o in objects if o["kind"] == "Secret" and o["metadata"]["name"] == "site-ca"]
+
+
+def test_generated_secrets_have_no_literal_defaults(helm: Helm) -> None:
+    first, second = helm.template(), helm.template()
+    for suffix, keys in (("-webapp", ("secret-key", "api-token")), ("-database", ("password",))):
+        a, b = find(first, "Secret", suffix)["data"], find(second, "Secret", suffix)["data"]
+        for key in keys:
+            assert a[key] != b[key], f"{suffix} {key} is not generated"
+
+
+def test_the_orchestrator_is_one_replica_with_a_persistent_spool(helm: Helm) -> None:
+    objects = helm.template()
+    deployment = find(objects, "Deployment", "-orchestrator")
+    assert deployment["spec"]["replicas"] == 1
+    assert deployment["spec"]["strategy"] == {"type": "Recreate"}
+    spec = deployment["spec"]["template"]["spec"]
+    claim = next(v for v in spec["volumes"] if v["name"] == "state")
+    pvc = find(objects, "PersistentVolumeClaim", "-spool")
+    assert claim["persistentVolumeClaim"]["claimName"] == pvc["metadata"]["name"]
+    assert pvc["metadata"]["annotations"]["helm.sh/resource-policy"] == "keep"
+    env = {e["name"]: e.get("value") for e in container(spec, "orchestrator")["env"]}
+    assert env["TPCBENCH_DISCOVERY"] == "kubernetes"
+    assert env["TPCBENCH_PROTOCOLS"] == "https,gridftp" and env["TPCBENCH_STREAMS"] == "8,1"
+    assert env["TPCBENCH_TRANSFERS"] == "11" and env["TPCBENCH_FILE_SIZE"] == str(GiB)
+    assert env["TPCBENCH_SCHEDULE"] == "0 0,12 * * *"
+    annotations = deployment["spec"]["template"]["metadata"]["annotations"]
+    assert annotations["prometheus.io/scrape"] == "true"
+    probe = container(spec, "orchestrator")["livenessProbe"]["httpGet"]
+    assert probe["path"] == "/healthz"
+
+
+def test_the_webapp_migrates_before_it_serves(helm: Helm) -> None:
+    objects = helm.template()
+    spec = find(objects, "Deployment", "-webapp")["spec"]["template"]["spec"]
+    assert [c["name"] for c in spec["initContainers"]] == ["migrate", "api-token"]
+    assert spec["initContainers"][0]["command"] == ["python3", "manage.py", "migrate_locked"]
+    assert not any(o["metadata"].get("annotations", {}).get("helm.sh/hook") in
+                   ("pre-install", "pre-upgrade") for o in objects)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("scenario", "kinds"),
+    [
+        ("external-database-values.yaml", {"StatefulSet": 0, "Ingress": 0}),
+        ("ingress-values.yaml", {"StatefulSet": 1, "Ingress": 1}),
+        ("cert-manager-values.yaml", {"Certificate": 1, "Issuer": 1}),
+    ],
+)
+def test_scenarios_render_what_they_promise(
+    helm: Helm, scenario: str, kinds: dict[str, int]
+) -> None:
+    objects = helm.template(scenario)
+    for kind, count in kinds.items():
+        assert sum(o["kind"] == kind for o in objects) == count, kind
+
+
+def test_custom_label_and_tolerations_reach_both_daemonsets(helm: Helm) -> None:
+    objects = helm.template("custom-label-tolerations-values.yaml")
+    for component in ("xrootd", "gridftp"):
+        spec = find(objects, "DaemonSet", f"-{component}")["spec"]["template"]["spec"]
+        assert spec["nodeSelector"] == {"nautilus.io/network": "100000"}
+        assert {t["key"] for t in spec["tolerations"]} == {
+            "nautilus.io/noceph",
+            "nautilus.io/stashcache",
+        }
+    signer = container(find(objects, "Deployment", "-signer")["spec"]["template"]["spec"], "signer")
+    assert "--node-label=nautilus.io/network=100000" in signer["args"]

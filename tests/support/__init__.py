@@ -1,0 +1,1 @@
+"""Helpers several test areas share (tests/ is on sys.path through its conftest.py)."""
