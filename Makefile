@@ -10,7 +10,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: help demo demo-down test bench lint images system-deps venv postgres simcluster clean
+.PHONY: help demo demo-wan demo-down test bench lint images system-deps venv postgres simcluster delayline clean
 
 help:
 	@sed -n '2,7p' Makefile | sed 's/^# *//'
@@ -34,24 +34,28 @@ postgres: system-deps
 simcluster: system-deps
 	@scripts/simcluster/build.sh >/dev/null
 
+# The lab's WAN delay program (Go, orchestrator/lab/delayline), built once per source version.
+delayline: system-deps
+	@scripts/delayline/build.sh >/dev/null
+
 # The images: a Debian base made once with debootstrap, then four images (podman's layer
 # cache makes an unchanged rebuild take seconds).
 images: system-deps
 	@images/build.sh >/dev/null
 
-test: system-deps venv postgres simcluster images
+test: system-deps venv postgres simcluster images delayline
 	$(VENV)/bin/ruff check --quiet .
 	$(VENV)/bin/ruff format --check --quiet .
 	$(VENV)/bin/hadolint images/Dockerfile images/Dockerfile.osg
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-demo: system-deps venv
+demo: system-deps venv delayline
 	@scripts/demo.sh
 
 demo-down:
 	@scripts/demo.sh down
 
-bench: system-deps venv postgres
+bench: system-deps venv postgres delayline
 	@scripts/bench.sh
 
 lint: venv
