@@ -282,6 +282,9 @@ def run_campaign(
         record = await outcome if inspect.isawaitable(outcome) else outcome
         record.rtt_ms = rtt_ms
         measured = record.to_json()
+        for role, node in (("src", src), ("dst", dst)):
+            if node.link_gbps:  # the webapp's grid thresholds follow the links
+                measured[f"{role}_link_gbps"] = node.link_gbps
         check = checks.get((src.name, dst.name))
         if check is not None:  # the emulated WAN's promise, kept or not, goes with the result
             measured["rtt_target_ms"] = check.target_ms

@@ -146,6 +146,9 @@ def stop_wan(record: LabRun) -> tuple[list[str], list[str]]:
     process = record.delay_line
     if process is None:
         return [], []
+    if not processes.is_alive(process):
+        stats_path(record).unlink(missing_ok=True)
+        return [f"the WAN delay program (pid {process.pid}) had already stopped"], []
     survivors = processes.stop(process)
     stats_path(record).unlink(missing_ok=True)
     if survivors:
@@ -235,6 +238,17 @@ def refresh_wan(inventory: LabInventory, record: LabRun) -> LabInventory:
             measured = {e.name: {} for e in inventory.nodes}
             for (src, dst), rtt in found.items():
                 measured[src][dst] = rtt
-        wan["rtt_measured_at"] = iso(datetime.now(UTC))
+            wan["rtt_measured_at"] = iso(datetime.now(UTC))
     wan["delay_line"] = delay_line_status(record)  # after the RTTs: their packets counted
     return replace(inventory, tcp=tcp, wan=wan, rtt_measured=measured)
+
+
+def require_delay_line(inventory_file: Path) -> None:
+    """Before a campaign on a lab: refuse to start while its WAN delay program is dead (every
+    pair would time out, slowly); a lab without an emulated WAN passes."""
+    record_file = inventory_file.with_name("run.json")
+    if not record_file.exists():
+        return
+    status = delay_line_status(LabRun.load(record_file))
+    if status["state"] == "dead":
+        raise UserError(status["message"])
