@@ -1,5 +1,6 @@
 # tpc-bench: the index of what you can do.
 #   make demo    start a lab of real XRootD/GridFTP servers, run a campaign, serve the dashboard
+#   make demo-wan  the demo, then the shape of the paper's Figures 7 and 8 from its API
 #   make test    install what is needed and run the whole test suite
 #   make bench   print the benchmark ratios (fidelity, webapp scale, planner)
 #   make images  build the container images (podman; the Debian base once, cached)
@@ -13,7 +14,7 @@ STAMP  := $(VENV)/.installed
 .PHONY: help demo demo-wan demo-down test bench lint images system-deps venv postgres simcluster delayline clean
 
 help:
-	@sed -n '2,7p' Makefile | sed 's/^# *//'
+	@sed -n '2,8p' Makefile | sed 's/^# *//'
 
 system-deps:
 	@scripts/install-system-deps.sh
@@ -51,6 +52,9 @@ test: system-deps venv postgres simcluster images delayline
 
 demo: system-deps venv delayline
 	@scripts/demo.sh
+
+demo-wan: demo
+	@scripts/demo.sh figures
 
 demo-down:
 	@scripts/demo.sh down
