@@ -2,6 +2,7 @@
 
     python -m orchestrator.lab.tcpload serve --bind ADDR [--port 5201] [--window BYTES]
     python -m orchestrator.lab.tcpload send ADDR [--port 5201] [--streams N] [--seconds S]
+                                                 [--warmup S] [--max-gbps RATE]
 
 `serve` swallows what it is sent; `--window` clamps the receive window it advertises
 (TCP_WINDOW_CLAMP), so one stream's throughput is bounded by window/RTT. `send` pushes data
@@ -30,6 +31,7 @@ TCP_INFO_LEN = 256
 # struct tcp_info (include/uapi/linux/tcp.h): offsets of tcpi_rtt (µs), tcpi_bytes_acked and
 # tcpi_snd_wnd (the receive window the peer advertises, bytes; Linux >= 5.4)
 TCPI_RTT, TCPI_BYTES_ACKED, TCPI_SND_WND = 68, 120, 228
+SO_MAX_PACING_RATE = getattr(socket, "SO_MAX_PACING_RATE", 47)  # Linux, bytes per second
 
 
 def tcp_info(sock: socket.socket) -> tuple[float, int, int]:
@@ -62,9 +64,12 @@ def _drain(conn: socket.socket) -> None:
 
 
 class _Stream(threading.Thread):
-    def __init__(self, address: str, port: int, warm_at: float, end_at: float) -> None:
+    def __init__(
+        self, address: str, port: int, warm_at: float, end_at: float, max_gbps: float | None
+    ) -> None:
         super().__init__(daemon=True)
         self.target = (address, port)
+        self.max_gbps = max_gbps
         self.warm_at, self.end_at = warm_at, end_at
         self.acked = 0
         self.seconds = 0.0
@@ -81,6 +86,8 @@ class _Stream(threading.Thread):
     def _send(self) -> None:
         payload = memoryview(bytes(CHUNK))
         with socket.create_connection(self.target, timeout=30) as sock:
+            if self.max_gbps:  # TCP paces itself to this rate
+                sock.setsockopt(socket.SOL_SOCKET, SO_MAX_PACING_RATE, int(self.max_gbps * 1e9 / 8))
             warm: tuple[float, int] | None = None
             while (now := time.monotonic()) < self.end_at:
                 if warm is None and now >= self.warm_at:
@@ -93,11 +100,21 @@ class _Stream(threading.Thread):
             sock.shutdown(socket.SHUT_WR)
 
 
-def send(address: str, port: int, streams: int, seconds: float, warmup: float) -> dict[str, Any]:
-    """Push data on `streams` connections; the rate counts only what was acked after warmup."""
+def send(
+    address: str,
+    port: int,
+    streams: int,
+    seconds: float,
+    warmup: float,
+    max_gbps: float | None = None,
+) -> dict[str, Any]:
+    """Push data on `streams` connections (each paced to at most `max_gbps`); the rate counts
+    only what was acked after warmup."""
     cpu_before = resource.getrusage(resource.RUSAGE_SELF)
     begin = time.monotonic()
-    workers = [_Stream(address, port, begin + warmup, begin + seconds) for _ in range(streams)]
+    workers = [
+        _Stream(address, port, begin + warmup, begin + seconds, max_gbps) for _ in range(streams)
+    ]
     for worker in workers:
         worker.start()
     for worker in workers:
@@ -137,13 +154,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     sender.add_argument("--streams", type=int, default=1)
     sender.add_argument("--seconds", type=float, default=5.0)
     sender.add_argument("--warmup", type=float, default=2.0, help="seconds left out of the rate")
+    sender.add_argument("--max-gbps", type=float, default=None, help="pace each stream to this")
     args = parser.parse_args(argv)
     if args.action == "serve":
         serve(args.bind, args.port, args.window)
         return 0
     if not 0 <= args.warmup < args.seconds or args.streams < 1:
         parser.error("need --streams >= 1 and 0 <= --warmup < --seconds")
-    result = send(args.address, args.port, args.streams, args.seconds, args.warmup)
+    result = send(args.address, args.port, args.streams, args.seconds, args.warmup, args.max_gbps)
     print(json.dumps(result))
     return 0 if result["error"] is None else 1
 

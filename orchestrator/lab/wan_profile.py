@@ -85,13 +85,25 @@ class TcpSettings:
     buffer_max: int = DEFAULT_TCP_BUFFER
 
     def validate(self) -> None:
-        """UserError unless this kernel has the congestion control and the buffer is sane."""
-        available = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
-        known = available.read_text().split() if available.exists() else []
-        if known and self.congestion_control not in known:
+        """UserError unless the nodes may use the congestion control and the buffer is sane.
+
+        A namespace other than the host's may only pick what the host allows
+        (tcp_allowed_congestion_control); widening that is the operator's call, not ours."""
+        proc = Path("/proc/sys/net/ipv4")
+        available = (proc / "tcp_available_congestion_control").read_text().split()
+        allowed = (proc / "tcp_allowed_congestion_control").read_text().split()
+        if self.congestion_control not in available:
             raise UserError(
                 f"congestion control {self.congestion_control!r} is not available here; "
-                f"use one of: {', '.join(known)}"
+                f"use one of: {', '.join(allowed)}"
+            )
+        if self.congestion_control not in allowed:
+            wanted = " ".join([*allowed, self.congestion_control])
+            raise UserError(
+                f"the host does not allow {self.congestion_control!r} in other network "
+                f"namespaces; allow it with: sysctl -w "
+                f"net.ipv4.tcp_allowed_congestion_control='{wanted}', or use one of: "
+                f"{', '.join(allowed)}"
             )
         if not 64 << 10 <= self.buffer_max <= 1 << 30:
             raise UserError(f"--tcp-buffer {self.buffer_max} is out of range; use 64KiB to 1GiB")

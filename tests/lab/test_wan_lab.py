@@ -44,7 +44,7 @@ REPO = Path(__file__).resolve().parents[2]
 NETWORK = LabNetwork(prefix="tpcw", subnet_offset=100)
 MATRIX = "rtt_ms:\n  lab-1: {lab-2: 10ms, lab-3: 30ms}\n  lab-2: {lab-3: 60ms}\n"
 TARGETS = {("lab-1", "lab-2"): 10.0, ("lab-1", "lab-3"): 30.0, ("lab-2", "lab-3"): 60.0}
-TCP = TcpSettings(congestion_control="cubic", buffer_max=8 << 20)
+TCP = TcpSettings(congestion_control="reno", buffer_max=8 << 20)  # not the host's default
 WINDOW_CLAMP = 1 << 20  # the receivers' window: one stream then moves window/RTT
 TCPLOAD_PORT = 5301
 
@@ -78,7 +78,7 @@ def test_status_shows_each_nodes_tcp_settings_and_each_pairs_rtt(wan_lab) -> Non
     assert shown["wan"]["rtt_spec"].endswith("wan.yaml")
     for node in shown["nodes"]:
         assert node["tcp"] == {
-            "tcp_congestion_control": "cubic",
+            "tcp_congestion_control": "reno",
             "tcp_rmem": f"4096 131072 {8 << 20}",
             "tcp_wmem": f"4096 16384 {8 << 20}",
         }

@@ -125,6 +125,13 @@ def test_tcp_settings_are_checked_against_this_kernel() -> None:
     assert TcpSettings("cubic", 4 << 20).sysctls()["net.ipv4.tcp_wmem"] == "4096 16384 4194304"
     with pytest.raises(UserError, match="congestion control 'vegas2' is not available"):
         TcpSettings("vegas2").validate()
+    TcpSettings("reno").validate()  # always allowed
+    proc = Path("/proc/sys/net/ipv4")
+    available = set((proc / "tcp_available_congestion_control").read_text().split())
+    allowed = set((proc / "tcp_allowed_congestion_control").read_text().split())
+    for name in sorted(available - allowed):  # e.g. cubic beside a default bbr
+        with pytest.raises(UserError, match="tcp_allowed_congestion_control="):
+            TcpSettings(name).validate()
     with pytest.raises(UserError, match="--tcp-buffer"):
         TcpSettings(buffer_max=1024).validate()
 

@@ -44,7 +44,8 @@ def test_rtt_target_is_stored_and_checked_with_the_orchestrators_rule(post, anon
     body, response = post(rtt_ms=11.2)  # no target: not checked
     shown = anonymous.get(f"/api/v1/measurements/{body['uuid']}/").json()
     assert (shown["rtt_target_ms"], shown["rtt_within_target"]) == (None, None)
-    csv = anonymous.get("/api/v1/measurements/?format=csv").content.decode()
+    streamed = anonymous.get("/api/v1/measurements/?format=csv").streaming_content
+    csv = b"".join(streamed).decode()
     assert csv.splitlines()[0].split(",")[8:10] == ["rtt_ms", "rtt_target_ms"]
 
 
