@@ -6,8 +6,9 @@
 # Knobs (environment): DEMO_NODES (4), DEMO_FILE_SIZE (32MiB), DEMO_TRANSFERS (11),
 #   DEMO_STREAMS (8,1), DEMO_PROTOCOLS (https,gridftp), DEMO_PORT (8000), TPCBENCH_HOME,
 #   DEMO_WAN (prp: RTTs between real research sites; uniform:30ms; a matrix file; off),
-#   DEMO_LINK (2gbit: each node's link capacity), DEMO_TCP_BUFFER (512KiB: the nodes' TCP
-#   buffer maximum, small enough that one stream is window-limited at WAN RTTs).
+#   DEMO_LINK (2gbit: each node's link capacity, also without a WAN; off for none; the grid's
+#   thresholds follow it), DEMO_TCP_BUFFER (512KiB: the nodes' TCP buffer maximum with a WAN,
+#   small enough that one stream is window-limited at WAN RTTs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -49,14 +50,18 @@ if [ "${1:-}" = "figures" ]; then
   exec $PY scripts/wan_figures.py "$URL"
 fi
 
-# The WAN needs network namespaces (root); the nodes are on loopback otherwise.
+# The WAN and the link caps need network namespaces (root); the nodes share loopback otherwise.
 WAN_ARGS=()
-if [ "$WAN" != "off" ] && [ "$(id -u)" -ne 0 ]; then
-  echo "demo: not root, so no emulated WAN (the nodes share loopback); DEMO_WAN=off to silence"
+if [ "$(id -u)" -ne 0 ]; then
+  [ "$WAN" = "off" ] || echo "demo: not root, so no emulated WAN (the nodes share loopback); DEMO_WAN=off to silence"
   WAN=off
+  LINK=off
 fi
 if [ "$WAN" != "off" ]; then
-  WAN_ARGS=(--rtt "$WAN" --link-capacity "$LINK" --tcp-buffer "$TCP_BUFFER")
+  WAN_ARGS+=(--rtt "$WAN" --tcp-buffer "$TCP_BUFFER")
+fi
+if [ "$LINK" != "off" ]; then
+  WAN_ARGS+=(--link-capacity "$LINK")
 fi
 
 echo "demo: [1/5] certificate authority"
@@ -65,6 +70,8 @@ $TPCBENCH ca init
 echo "demo: [2/5] lab of $NODES nodes (real xrootd + globus-gridftp-server, ${FILE_SIZE} source files)"
 if [ "$WAN" != "off" ]; then
   echo "demo:       emulated WAN: RTTs $WAN, links $LINK, TCP buffers $TCP_BUFFER (DEMO_WAN=off: none)"
+elif [ "$LINK" != "off" ]; then
+  echo "demo:       no emulated WAN (DEMO_WAN=off); links capped at $LINK"
 fi
 if $TPCBENCH lab status >/dev/null 2>&1; then
   echo "demo: a lab is already running; reusing it (scripts/demo.sh down stops it)"
