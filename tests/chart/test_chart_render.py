@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import CHART, SCENARIOS, Helm, find
+from chart_support import CHART, SCENARIOS, Helm, find
 
 from orchestrator.discovery.kubernetes import (
     DATA_ROOT_ANNOTATION,

@@ -36,10 +36,11 @@ app.kubernetes.io/managed-by: {{ $root.Release.Service }}
 app.kubernetes.io/part-of: tpc-bench
 {{- end }}
 
-{{/* The labels selectors use. Discovery finds the servers by name + component. */}}
+{{/* The labels selectors use. Discovery finds the servers by name + component, so the name
+label is the chart's own whatever nameOverride says (one release per namespace). */}}
 {{- define "tpc-bench.selectorLabels" -}}
 {{- $root := index . 0 -}}
-app.kubernetes.io/name: {{ include "tpc-bench.name" $root }}
+app.kubernetes.io/name: {{ $root.Chart.Name }}
 app.kubernetes.io/instance: {{ $root.Release.Name }}
 app.kubernetes.io/component: {{ index . 1 }}
 {{- end }}
