@@ -172,3 +172,8 @@ limits:
 {{- range $parts }}{{ $reversed = prepend $reversed (replace "," "\\," .) }}{{ end }}
 {{- join "," $reversed }}
 {{- end }}
+
+{{/* The prelim run's container memory: its data volume plus 2 GiB for the tools. */}}
+{{- define "tpc-bench.prelimMemory" -}}
+{{- add (include "tpc-bench.bytes" .Values.prelim.memory | int64) 2147483648 }}
+{{- end }}
