@@ -10,14 +10,7 @@ from pathlib import Path
 from orchestrator.lab import LabInventory, LabNetwork, lab_status, start_lab, stop_lab
 from orchestrator.lab.runtime import PROCESS, RUNTIMES
 from orchestrator.lab.topology import MODES
-from orchestrator.sizes import format_size, parse_size
-
-
-def _size(text: str) -> int:
-    try:
-        return parse_size(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+from orchestrator.sizes import format_size, size_argument
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -33,7 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     up.add_argument("--nodes", type=int, default=3, metavar="N", help="number of nodes (default 3)")
     up.add_argument(
         "--file-size",
-        type=_size,
+        type=size_argument,
         default=1 << 30,
         metavar="SIZE",
         help="source file size (default 1GiB)",

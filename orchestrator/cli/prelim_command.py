@@ -34,20 +34,13 @@ from orchestrator.prelim.sweeps import (
 )
 from orchestrator.servers import layout
 from orchestrator.settings import load_settings
-from orchestrator.sizes import format_size, parse_size
+from orchestrator.sizes import format_size, size_argument
 
 MAX_CONCURRENCY = 100
 
 
-def _size(text: str) -> int:
-    try:
-        return parse_size(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
 def _sizes(text: str) -> list[int]:
-    return [_size(part) for part in text.split(",") if part.strip()]
+    return [size_argument(part) for part in text.split(",") if part.strip()]
 
 
 def _methods(text: str) -> list[str]:
@@ -64,7 +57,10 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--streams", type=int, default=1, help="streams per TPC copy (1)")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per copy")
     parser.add_argument(
-        "--memory-limit", type=_size, default=None, help="never fill more than this, e.g. 119GiB"
+        "--memory-limit",
+        type=size_argument,
+        default=None,
+        help="never fill more than this, e.g. 119GiB",
     )
     parser.add_argument("--json", action="store_true", help='print {"points": [...]} as JSON')
     parser.add_argument("--report-to", default=None, help="webapp URL to send the run to")
@@ -95,7 +91,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="cp, HTTPS-TPC and GridFTP-TPC at 1..max concurrent copies (Figure 3)",
     )
     _common(concurrency)
-    concurrency.add_argument("--file-size", type=_size, default=1 << 30, help="default 1GiB")
+    concurrency.add_argument(
+        "--file-size", type=size_argument, default=1 << 30, help="default 1GiB"
+    )
     concurrency.add_argument(
         "--methods", type=_methods, default=list(METHODS), help="default cp,https,gridftp"
     )
@@ -105,7 +103,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     _common(filesize)
     filesize.add_argument(
-        "--sizes", type=_sizes, default=_sizes("1GiB,2GiB,5GiB,10GiB"), help="comma-separated"
+        "--sizes",
+        type=_sizes,
+        default=_sizes("1GiB,2GiB,5GiB,10GiB"),
+        help="comma-separated",
     )
     filesize.set_defaults(func=run_filesize)
 
