@@ -4,14 +4,14 @@
 #   make test    install what is needed and run the whole test suite
 #   make bench   print the benchmark ratios (fidelity, webapp scale, planner, WAN emulation)
 #   make images  build the container images (podman; the Debian base once, cached)
-#   make lint    ruff, hadolint (and helm lint once the chart exists)
+#   make lint    ruff, hadolint, helm lint
 
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: help demo demo-wan demo-down test bench lint images system-deps venv postgres simcluster delayline clean
+.PHONY: help demo demo-wan demo-down test bench lint images helm chart system-deps venv postgres simcluster delayline clean
 
 help:
 	@sed -n '2,8p' Makefile | sed 's/^# *//'
@@ -44,10 +44,19 @@ delayline: system-deps
 images: system-deps
 	@images/build.sh >/dev/null
 
-test: system-deps venv postgres simcluster images delayline
+# helm, built once from the Go module proxy and cached like the control plane.
+HELM = $(or $(TPCBENCH_HELM_CACHE),/var/cache/tpc-bench/helm/bin)/helm
+helm:
+	@scripts/helm/build.sh >/dev/null
+
+chart: helm
+	$(HELM) package charts/tpc-bench --destination build
+
+test: system-deps venv postgres simcluster images helm delayline
 	$(VENV)/bin/ruff check --quiet .
 	$(VENV)/bin/ruff format --check --quiet .
 	$(VENV)/bin/hadolint images/Dockerfile images/Dockerfile.osg
+	$(HELM) lint --strict --quiet charts/tpc-bench
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 demo: system-deps venv delayline
@@ -62,10 +71,11 @@ demo-down:
 bench: system-deps venv postgres delayline
 	@scripts/bench.sh
 
-lint: venv
+lint: venv helm
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/hadolint images/Dockerfile images/Dockerfile.osg
+	$(HELM) lint --strict charts/tpc-bench
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -29,6 +29,7 @@ from orchestrator.campaign_journal import (
 )
 from orchestrator.campaign_journal import recover_interrupted as recover_interrupted
 from orchestrator.endpoints import ClientCredentials, Endpoint
+from orchestrator.errors import UserError
 from orchestrator.latency import measure_rtt, rtt_origin
 from orchestrator.measurement import MeasurementRecord, run_measurement
 from orchestrator.planner import (
@@ -38,6 +39,7 @@ from orchestrator.planner import (
     plan_campaign,
     schedule,
 )
+from orchestrator.prelim.baseline import Baseline, check_baseline_possible, measure_baseline
 from orchestrator.reporter import Reporter
 from orchestrator.rtt_check import RttCheck, check_pair_rtts
 from orchestrator.transfers.record import Clock, TransferRecord, iso
@@ -193,11 +195,15 @@ def run_campaign(
     rtt: Callable[..., Any] = measure_rtt,
     rediscover_every: float = 30.0,
     measure_options: dict[str, Any] | None = None,
+    baseline: bool = False,
+    link_baseline: Callable[..., Baseline] = measure_baseline,
 ) -> CampaignResult:
     """Run one campaign now; never raises for a failed transfer or a vanished node.
 
     `stop` (e.g. SIGTERM) stops new measurements from starting; running ones finish, or
     after `stop_grace` seconds are cancelled; the campaign is then "interrupted".
+    With `baseline`, each ordered pair's link is measured (iperf3) before its first
+    measurement, while both nodes are reserved, and reported as a baseline.
     """
     campaign_uuid = str(uuidlib.UUID(campaign_uuid)) if campaign_uuid else str(uuidlib.uuid4())
     stop = stop or threading.Event()
@@ -237,6 +243,15 @@ def run_campaign(
             "failed", CampaignResult(campaign_uuid, "failed", sorted(endpoints), 0, message=message)
         )
 
+    if baseline:
+        try:
+            for endpoint in endpoints.values():
+                check_baseline_possible(endpoint, endpoint)
+        except UserError as exc:
+            return finish(
+                "failed",
+                CampaignResult(campaign_uuid, "failed", sorted(endpoints), 0, message=str(exc)),
+            )
     specs = plan_campaign(list(endpoints), protocols, streams)
     result = CampaignResult(campaign_uuid, "running", sorted(endpoints), len(specs))
     rtts: dict[tuple[str, str], float | None] = {}
@@ -264,10 +279,23 @@ def run_campaign(
             rtts[key] = value
         return value
 
+    baselines: set[tuple[str, str]] = set()
+
+    async def pair_baseline(src: Endpoint, dst: Endpoint) -> None:
+        key = (src.name, dst.name)
+        with rtt_lock:
+            if not baseline or key in baselines:
+                return
+            baselines.add(key)
+        measured = await asyncio.to_thread(link_baseline, src, dst, campaign=campaign_uuid)
+        reporter.report_result("baseline", measured.to_json())
+
     async def measure_one(spec: MeasurementSpec) -> dict[str, Any]:
         src, dst = endpoints[spec.src], endpoints[spec.dst]
-        # The first measurement of an ordered pair takes its RTT, while both nodes are ours.
+        # The first measurement of an ordered pair takes its RTT (and its link baseline),
+        # while both nodes are ours.
         rtt_ms = await pair_rtt(src, dst)
+        await pair_baseline(src, dst)
         outcome = measure(
             src,
             dst,

@@ -36,6 +36,7 @@ class CampaignContext:
             "max_parallel_pairs": settings.max_parallel_pairs,
             "creds": self.creds,
             "measure_options": {"timeout": settings.transfer_timeout},
+            "baseline": settings.baseline,
         }
 
 

@@ -100,8 +100,18 @@ class MeasurementRecord:
         }
 
 
-def destination_name(measurement_uuid: str, index: int) -> str:
-    """Each transfer writes its own file, unique per measurement."""
+def destination_name(measurement_uuid: str, index: int, protocol: str) -> str:
+    """Where transfer `index` writes: its own file.
+
+    XRootD's files (https, root) are unique per measurement and deleted afterwards. GridFTP
+    writes one file per transfer slot, overwritten by the next measurement: on a cluster its
+    server's memory-backed directory is its own (XRootD cannot delete there) and
+    globus-url-copy cannot delete, so the slots bound what stays (K files, as the paper's
+    testDestinationFile1..K). Where the two servers share a directory (the lab), the
+    deletion through XRootD removes them too.
+    """
+    if protocol == "gridftp":
+        return f"/tpcbench-gridftp-{index}"
     return f"/tpcbench-{measurement_uuid}-{index}"
 
 
@@ -126,7 +136,7 @@ async def run_measurement(
 
     Never raises for failed transfers: they are in the record with their error class.
     The destination files are removed afterwards through the destination's HTTPS side
-    (XRootD and GridFTP share the data root), unless `keep_files`.
+    (see `destination_name` for GridFTP's), unless `keep_files`.
     """
     if protocol not in TRANSFER_TOOLS:
         raise ValueError(f"unknown protocol {protocol!r}; choose one of {sorted(TRANSFER_TOOLS)}")
@@ -147,7 +157,7 @@ async def run_measurement(
             src,
             dst,
             src_path,
-            destination_name(measurement_uuid, index),
+            destination_name(measurement_uuid, index, protocol),
             streams,
             creds,
             timeout,
@@ -186,7 +196,7 @@ async def remove_destination_files(
     """Delete every destination file of `record` (tmpfs must not fill); returns the errors."""
     results = await asyncio.gather(
         *(
-            delete_https(dst, destination_name(record.uuid, t.index), creds)
+            delete_https(dst, destination_name(record.uuid, t.index, record.protocol), creds)
             for t in record.transfers
         )
     )

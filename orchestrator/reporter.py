@@ -68,6 +68,14 @@ class DrainResult:
         return self.failed == 0
 
 
+# Where each kind of result is POSTed.
+POST_PATHS = {
+    "measurement": "/api/v1/measurements/",
+    "baseline": "/api/v1/baselines/",
+    "prelim": "/api/v1/prelim-runs/",
+}
+
+
 class Reporter:
     """Sends measurements and campaign states to the webapp through the spool.
 
@@ -105,6 +113,11 @@ class Reporter:
     def report(self, measurement: dict[str, Any]) -> Outcome:
         """Spool `measurement` durably, then try to send it once right now."""
         item = self.spool.put(measurement)
+        return self._try_now(item)
+
+    def report_result(self, kind: str, result: dict[str, Any]) -> Outcome:
+        """Spool a link baseline ("baseline") or a preliminary run ("prelim"), then send it."""
+        item = self.spool.put_result(kind, result)
         return self._try_now(item)
 
     def report_campaign(self, campaign_uuid: str, state: dict[str, Any]) -> Outcome:
@@ -234,9 +247,9 @@ class Reporter:
 
     def _request(self, item: SpoolItem, payload: dict[str, Any]) -> httpx.Response:
         assert self._client is not None and self.url is not None
-        if item.kind == "measurement":
-            return self._client.post(f"{self.url}/api/v1/measurements/", json=payload)
-        return self._client.patch(f"{self.url}/api/v1/campaigns/{item.uuid}/", json=payload)
+        if item.kind == "campaign":
+            return self._client.patch(f"{self.url}/api/v1/campaigns/{item.uuid}/", json=payload)
+        return self._client.post(f"{self.url}{POST_PATHS[item.kind]}", json=payload)
 
     def _campaign_unknown(self, item: SpoolItem, payload: dict[str, Any]) -> bool:
         """404 on a campaign PATCH: the webapp creates a campaign from its first measurement,
@@ -246,7 +259,7 @@ class Reporter:
         if payload.get("state") not in FINAL_CAMPAIGN_STATES:
             return False
         for other in self.spool.pending():
-            if other.kind == "measurement":
+            if other.kind != "campaign":
                 try:
                     if other.load().get("campaign") == item.uuid:
                         return False

@@ -110,6 +110,7 @@ class Settings:
     metrics_bind: str = "127.0.0.1"
     metrics_port: int = 9105
     run_on_start: bool = False  # start one campaign right away, then follow the schedule
+    baseline: bool = False  # measure each pair's link (iperf3) before its transfers
     sources: dict[str, str] = field(default_factory=dict)  # setting -> where it came from
 
 
@@ -136,6 +137,7 @@ PARSERS: dict[str, Callable[[Any], Any]] = {
     "metrics_bind": str,
     "metrics_port": _port,
     "run_on_start": parse_bool,
+    "baseline": parse_bool,
 }
 
 

@@ -22,3 +22,13 @@ def format_size(size: int) -> str:
         if size % factor == 0:
             return f"{size // factor}{suffix}"
     return f"{size}B"
+
+
+def size_argument(text: str) -> int:
+    """`parse_size` as an argparse type: a bad size is a usage error naming the value."""
+    import argparse
+
+    try:
+        return parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None

@@ -55,11 +55,16 @@ def fsync_directory(directory: Path) -> None:
         os.close(fd)
 
 
+# Results other than measurements, each in a folder of its own: kind -> folder.
+RESULT_FOLDERS = {"baseline": "baselines", "prelim": "prelim"}
+
+
 @dataclass(frozen=True)
 class SpoolItem:
-    """One thing waiting to be sent: a measurement (POST) or a campaign state (PATCH)."""
+    """One thing waiting to be sent: a measurement, a link baseline or a preliminary run
+    (POST), or a campaign state (PATCH)."""
 
-    kind: str  # "measurement" | "campaign"
+    kind: str  # "measurement" | "campaign" | "baseline" | "prelim"
     uuid: str
     path: Path
 
@@ -74,7 +79,8 @@ class Spool:
         self.directory = Path(directory) if directory is not None else default_spool_dir()
         self.campaign_dir = self.directory / "campaigns"
         self.rejected_dir = self.directory / "rejected"
-        for d in (self.directory, self.campaign_dir, self.rejected_dir):
+        self.result_dirs = {kind: self.directory / name for kind, name in RESULT_FOLDERS.items()}
+        for d in (self.directory, self.campaign_dir, self.rejected_dir, *self.result_dirs.values()):
             d.mkdir(parents=True, exist_ok=True)
 
     # -- writing -------------------------------------------------------------------------
@@ -85,6 +91,13 @@ class Spool:
         path = self.directory / f"{uuid}.json"
         write_json_atomically(path, measurement)
         return SpoolItem("measurement", uuid, path)
+
+    def put_result(self, kind: str, result: dict[str, Any]) -> SpoolItem:
+        """Store a link baseline or a preliminary run durably (`kind`: see RESULT_FOLDERS)."""
+        uuid = _checked_uuid(result["uuid"])
+        path = self.result_dirs[kind] / f"{uuid}.json"
+        write_json_atomically(path, result)
+        return SpoolItem(kind, uuid, path)
 
     def put_campaign(self, campaign_uuid: str, state: dict[str, Any]) -> SpoolItem:
         """Store the latest state of a campaign, replacing any older unsent one."""
@@ -101,18 +114,20 @@ class Spool:
             yield SpoolItem(kind, path.stem, path)
 
     def pending(self) -> list[SpoolItem]:
-        """Campaign states first (measurements refer to their campaign), oldest first."""
+        """Campaign states first (results refer to their campaign), oldest first."""
         try:
             return [
                 *self._items(self.campaign_dir, "campaign"),
+                *[item for kind, d in self.result_dirs.items() for item in self._items(d, kind)],
                 *self._items(self.directory, "measurement"),
             ]
         except FileNotFoundError:  # a file sent by another thread while listing
             return self.pending()
 
     def depth(self) -> int:
-        """How many measurements wait to be sent."""
-        return sum(1 for p in self.directory.glob("*.json") if not p.name.startswith("."))
+        """How many results (measurements, baselines, preliminary runs) wait to be sent."""
+        folders = (self.directory, *self.result_dirs.values())
+        return sum(1 for d in folders for p in d.glob("*.json") if not p.name.startswith("."))
 
     def rejected(self) -> list[Path]:
         return sorted(p for p in self.rejected_dir.glob("*.json") if ".response" not in p.name)
@@ -141,7 +156,9 @@ class Spool:
         count = 0
         for path in self.rejected():
             kind, _, uuid = path.stem.partition("-")
-            target_dir = self.campaign_dir if kind == "campaign" else self.directory
+            target_dir = {"campaign": self.campaign_dir, **self.result_dirs}.get(
+                kind, self.directory
+            )
             os.replace(path, target_dir / f"{uuid}.json")
             (self.rejected_dir / f"{path.stem}.response.json").unlink(missing_ok=True)
             count += 1

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from typing import TypeVar
 
 import pytest
+from support.images import ensure_images
 
 from orchestrator.testing.simcluster import SimCluster, ensure_binaries
 
@@ -50,3 +51,9 @@ def sim_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimCluster
     bin_dir = ensure_binaries()
     with SimCluster(tmp_path_factory.mktemp("simcluster"), bin_dir) as cluster:
         yield cluster
+
+
+@pytest.fixture(scope="session")
+def images() -> dict[str, str]:
+    """component -> image name of our four images, built (once, cached) and present."""
+    return ensure_images()

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from orchestrator.errors import UserError
 
 # Subcommand modules, in the order `tpcbench --help` lists them.
-COMMAND_MODULES = ("ca", "lab", "measure", "campaign", "orchestrator")
+COMMAND_MODULES = ("ca", "lab", "measure", "campaign", "orchestrator", "prelim", "baseline")
 
 
 def build_parser() -> argparse.ArgumentParser:

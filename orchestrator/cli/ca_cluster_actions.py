@@ -80,6 +80,13 @@ def register_cluster_actions(actions: argparse._SubParsersAction) -> None:
         action="store_true",
         help="stay running and renew when a third of the lifetime is left",
     )
+    request.add_argument(
+        "--grid-mapfile",
+        type=Path,
+        default=None,
+        help="also write a grid-mapfile mapping the new certificate's DN to the server user "
+        "(for servers whose client is the node itself: the preliminary benchmarks)",
+    )
     request.add_argument("--kubeconfig", default=None, help="default: in-cluster, else ~/.kube")
     request.set_defaults(func=_request)
 
@@ -163,4 +170,19 @@ def _request(args: argparse.Namespace) -> int:
         return 0
     path = obtain(api_client, wanted, args.out_dir, timeout=args.timeout)
     print(f"{args.kind} certificate for {args.name} written to {path}")
+    if args.grid_mapfile is not None:
+        write_self_grid_mapfile(path, args.grid_mapfile)
+        print(f"grid-mapfile written to {args.grid_mapfile}")
     return 0
+
+
+def write_self_grid_mapfile(cert: Path, target: Path) -> None:
+    """A grid-mapfile letting the holder of `cert` in as the servers' user."""
+    from cryptography import x509
+
+    from ca.keys import write_public
+    from ca.names import to_globus_dn
+    from orchestrator.servers import layout, render_grid_mapfile
+
+    subject = x509.load_pem_x509_certificate(cert.read_bytes()).subject
+    write_public(target, render_grid_mapfile({to_globus_dn(subject): layout.SERVER_USER}).encode())

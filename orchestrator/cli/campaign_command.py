@@ -170,7 +170,7 @@ def campaign_run(args: argparse.Namespace) -> int:
     where = settings.report_to or "no webapp (--report-to not given)"
     console.print(
         f"campaign {result.uuid} {result.state}: {result.ok} ok, {result.failed} failed of "
-        f"{result.total}; reported to {where}; {unsent} measurement(s) wait in the spool "
+        f"{result.total}; reported to {where}; {unsent} result(s) wait in the spool "
         f"{reporter.spool.directory}"
     )
     if result.rtt_checks:

@@ -34,6 +34,13 @@ def add_campaign_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", help="TOML settings file (default $TPCBENCH_HOME/config.toml)")
     for flag, help_text in CAMPAIGN_FLAGS:
         parser.add_argument(flag, default=None, help=help_text)
+    parser.add_argument(
+        "--baseline",
+        action="store_const",
+        const=True,
+        default=None,
+        help="measure each pair's link with iperf3 (8 streams) before its transfers (lab)",
+    )
 
 
 def given_flags(args: argparse.Namespace) -> dict[str, Any]:

@@ -19,14 +19,7 @@ from orchestrator.lab.wan_profile import (
     parse_rate_gbit,
     rtt_matrix,
 )
-from orchestrator.sizes import format_size, parse_size
-
-
-def _size(text: str) -> int:
-    try:
-        return parse_size(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+from orchestrator.sizes import format_size, size_argument
 
 
 def _rate(text: str) -> float:
@@ -49,7 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     up.add_argument("--nodes", type=int, default=3, metavar="N", help="number of nodes (default 3)")
     up.add_argument(
         "--file-size",
-        type=_size,
+        type=size_argument,
         default=1 << 30,
         metavar="SIZE",
         help="source file size (default 1GiB)",
@@ -72,7 +65,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     up.add_argument(
         "--tcp-buffer",
-        type=_size,
+        type=size_argument,
         default=None,
         metavar="SIZE",
         help=f"tcp_rmem/tcp_wmem maximum in every node (default {format_size(DEFAULT_TCP_BUFFER)})",

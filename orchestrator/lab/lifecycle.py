@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -16,7 +15,7 @@ from orchestrator.errors import UserError
 from orchestrator.lab import network as net
 from orchestrator.lab import wan
 from orchestrator.lab.datafiles import copy_source_file, lab_data_dir
-from orchestrator.lab.health import probe_node, tcp_open
+from orchestrator.lab.health import probe_node
 from orchestrator.lab.inventory import (
     NO_LAB,
     LabInventory,
@@ -25,7 +24,8 @@ from orchestrator.lab.inventory import (
     load_inventory,
     save_inventory,
 )
-from orchestrator.lab.preflight import ServerAccount, check_host_ports_free, check_reachable_by
+from orchestrator.lab.node_files import copy_certdir, own, prepare_node_dir, wait_until_serving
+from orchestrator.lab.preflight import check_host_ports_free, check_reachable_by
 from orchestrator.lab.run_record import LabRun
 from orchestrator.lab.runtime import PROCESS, NodeFiles, Runtime, make_runtime
 from orchestrator.lab.topology import LOOPBACK, MODES, NETNS, LabNetwork, NodePlan, plan_nodes
@@ -36,7 +36,6 @@ from orchestrator.servers.source_file import source_path, write_source_file
 
 DEFAULT_FILE_SIZE = 1 << 30
 CLIENT_NAME = "orchestrator"
-READY_TIMEOUT = 30.0
 
 
 def run_record_path(home: Path) -> Path:
@@ -193,7 +192,7 @@ def _build(
             wan.start_wan(record, plans, network, links.matrix)
     client_cred = ca.issue_client(CLIENT_NAME)
     client = ClientCredentials(cert=client_cred.cert, key=client_cred.key, certdir=ca.certdir)
-    certdir = _copy_certdir(ca.certdir, lab_dir(home) / "certificates")
+    certdir = copy_certdir(ca.certdir, lab_dir(home) / "certificates")
     grid_mapfile = render_grid_mapfile({client_cred.subject_dn: account.name})
 
     nodes_dir = lab_dir(home) / "nodes"
@@ -208,7 +207,7 @@ def _build(
         record.data_dirs.append(str(data_root))
         record.save()
         host = ca.issue_host(plan.name, ips=[plan.address], dns=plan.dns_names)
-        _prepare_node_dir(node_dir, data_root, account, host.cert, host.key)
+        prepare_node_dir(node_dir, data_root, account, host.cert, host.key)
         (node_dir / "grid-mapfile").write_text(grid_mapfile)
         target = source_path(data_root, file_size)
         if source is None:
@@ -216,7 +215,7 @@ def _build(
             source = target
         else:
             copy_source_file(source, target)
-        _own(target, account, 0o644)
+        own(target, account, 0o644)
         files = NodeFiles(plan=plan, node_dir=node_dir, data_root=data_root, certdir=certdir)
         servers.start_node(record, files, hosts)
         endpoints.append(
@@ -232,7 +231,7 @@ def _build(
                 rtt_targets_ms=links.matrix.targets_from(plan.name) if links.matrix else {},
             )
         )
-    _wait_until_serving(record, servers, endpoints)
+    wait_until_serving(record, servers, endpoints)
     inventory = LabInventory(
         nodes=endpoints,
         client=client,
@@ -249,60 +248,6 @@ def _build(
         inventory = wan.refresh_wan(inventory, record)
     save_inventory(inventory, inventory_path(home))
     return inventory
-
-
-def _own(path: Path, account: ServerAccount, mode: int) -> None:
-    if os.geteuid() == 0:
-        os.chown(path, account.uid, account.gid)
-    os.chmod(path, mode)
-
-
-def _copy_certdir(source: Path, target: Path) -> Path:
-    """A world-readable copy of the CA's grid-security directory for the servers."""
-    shutil.rmtree(target, ignore_errors=True)
-    target.mkdir(parents=True)
-    os.chmod(target, 0o755)
-    for item in source.iterdir():
-        if item.is_file() and not item.name.startswith("."):
-            shutil.copyfile(item, target / item.name)
-            os.chmod(target / item.name, 0o644)
-    return target
-
-
-def _prepare_node_dir(
-    node_dir: Path, data_root: Path, account: ServerAccount, cert: Path, key: Path
-) -> None:
-    for folder in (node_dir, node_dir / "pki", node_dir / "run"):
-        folder.mkdir(parents=True, exist_ok=True)
-        _own(folder, account, 0o755)
-    shutil.rmtree(data_root, ignore_errors=True)
-    data_root.mkdir(parents=True)
-    os.chmod(data_root.parent, 0o755)  # the servers must pass through it
-    _own(data_root, account, 0o755)
-    # servers run unprivileged, so each node reads its own copy of the host key
-    shutil.copyfile(cert, node_dir / "pki" / "hostcert.pem")
-    shutil.copyfile(key, node_dir / "pki" / "hostkey.pem")
-    _own(node_dir / "pki" / "hostcert.pem", account, 0o644)
-    _own(node_dir / "pki" / "hostkey.pem", account, 0o600)
-
-
-def _wait_until_serving(record: LabRun, servers: Runtime, endpoints: Sequence[Endpoint]) -> None:
-    """Every port of every node accepts connections, or say which server died and why."""
-    deadline = time.monotonic() + READY_TIMEOUT
-    pending = [(e, service, port) for e in endpoints for service, port in e.ports.items()]
-    while pending:
-        failure = servers.failure_detail(record)
-        if failure:
-            raise UserError(failure)
-        pending = [item for item in pending if not tcp_open(item[0].address, item[2], 1.0)]
-        if pending and time.monotonic() > deadline:
-            endpoint, service, port = pending[0]
-            raise UserError(
-                f"{endpoint.name} does not serve {service} on {endpoint.address}:{port} after "
-                f"{READY_TIMEOUT:.0f}s; see the logs in {Path(record.path).parent / 'nodes'}"
-            )
-        if pending:
-            time.sleep(0.2)
 
 
 def stop_lab(home: Path | None = None) -> list[str]:

@@ -30,7 +30,7 @@ from orchestrator.servers.xrootd import (
     xrootd_command,
     xrootd_environment,
 )
-from orchestrator.sizes import parse_size
+from orchestrator.sizes import size_argument
 
 STDERR = "-"  # --log value: write the server's log to standard error (the container log)
 
@@ -42,20 +42,13 @@ def _port_range(text: str) -> tuple[int, int]:
     return int(low), int(high)
 
 
-def _size(text: str) -> int:
-    try:
-        return parse_size(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
 def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host-cert", type=Path, default=layout.HOST_CERT)
     parser.add_argument("--host-key", type=Path, default=layout.HOST_KEY)
     parser.add_argument("--certdir", type=Path, default=layout.CERTDIR, help="hashed CA dir")
     parser.add_argument(
         "--source-size",
-        type=_size,
+        type=size_argument,
         default=None,
         metavar="SIZE",
         help="with --exec: first write the source file of SIZE bytes under the data root",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from conftest import SCENARIOS, Cluster, Helm
+from chart_support import SCENARIOS, Cluster, Helm
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 

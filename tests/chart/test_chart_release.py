@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import CHART, Cluster, Helm, release_values, tpcbench_argv
+from chart_support import CHART, Cluster, Helm, release_values, tpcbench_argv
 from cryptography import x509
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException

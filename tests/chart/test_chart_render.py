@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import CHART, SCENARIOS, Helm, find
+from chart_support import CHART, SCENARIOS, Helm, find
 
 from orchestrator.discovery.kubernetes import (
     DATA_ROOT_ANNOTATION,
@@ -234,3 +234,31 @@ def test_custom_label_and_tolerations_reach_both_daemonsets(helm: Helm) -> None:
         }
     signer = container(find(objects, "Deployment", "-signer")["spec"]["template"]["spec"], "signer")
     assert "--node-label=nautilus.io/network=100000" in signer["args"]
+
+
+def test_the_prelim_job_runs_the_servers_the_command_attaches_to(helm: Helm) -> None:
+    from orchestrator.prelim.pair import PRELIM_SERVERS
+
+    assert not [o for o in helm.template() if o["kind"] == "Job"]  # off by default
+    job = find(helm.template("prelim-values.yaml"), "Job", "-prelim")
+    spec = job["spec"]["template"]["spec"]
+    assert spec["hostNetwork"] and spec["nodeSelector"] == {"kubernetes.io/hostname": "node-1"}
+    sidecars = {c["name"]: c for c in spec["initContainers"] if c.get("restartPolicy") == "Always"}
+    assert sorted(sidecars) == ["gridftp-a", "gridftp-b", "xrootd-a", "xrootd-b"]
+    for server in PRELIM_SERVERS:
+        xrootd, gridftp = sidecars[f"xrootd-{server.suffix}"], sidecars[f"gridftp-{server.suffix}"]
+        assert f"--https-port={server.ports['https']}" in xrootd["args"]
+        assert f"--root-port={server.ports['root']}" in xrootd["args"]
+        assert f"--data-root=/data/{server.suffix}" in xrootd["args"]
+        assert f"--port={server.ports['gridftp']}" in gridftp["args"]
+        low, high = server.data_ports
+        assert f"--data-ports={low},{high}" in gridftp["args"]
+        assert f"--home-dir=/data/{server.suffix}" in gridftp["args"]
+    run = container(spec, "prelim")
+    assert run["args"][:3] == ["prelim", "concurrency", "--attach=$(HOST_IP)"]
+    assert "--file-size=1GiB" in run["args"] and "--memory-limit=16Gi" in run["args"]
+    data = next(v for v in spec["volumes"] if v["name"] == "data")
+    assert data["emptyDir"] == {"medium": "Memory", "sizeLimit": "16Gi"}
+    # the writers of the copies may fill the whole volume
+    for name in ("xrootd-b", "gridftp-b"):
+        assert int(sidecars[name]["resources"]["limits"]["memory"]) == 18 * GiB

@@ -7,7 +7,7 @@ import importlib.metadata
 import json
 
 import pytest
-from conftest import run_podman
+from support.podman import run_podman
 
 from orchestrator.servers import layout
 from orchestrator.servers.xrootd import XrootdSettings

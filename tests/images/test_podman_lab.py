@@ -17,7 +17,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from conftest import LAB_FILE_SIZE, PodmanLab, run_podman
+from podman_lab import LAB_FILE_SIZE, PodmanLab
+from support.podman import run_podman
 
 from ca.authority import CertificateAuthority
 from orchestrator.errors import UserError
@@ -55,7 +56,7 @@ def test_tpc_between_two_containers_delivers_the_exact_bytes(
     assert (record.succeeded, record.failed) == (3, 0), [t.message for t in record.transfers]
     expected = sha256(source_path(podman_lab.host_data_root(src.name), LAB_FILE_SIZE))
     for transfer in record.transfers:
-        name = destination_name(record.uuid, transfer.index).lstrip("/")
+        name = destination_name(record.uuid, transfer.index, record.protocol).lstrip("/")
         written = podman_lab.host_data_root(dst.name) / name
         assert sha256(written) == expected
         assert written.stat().st_uid == SERVER_UID  # written by the server's own user

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import PodmanLab, run_podman
+from podman_lab import PodmanLab
+from support.podman import run_podman
 from support.webapp_container import WebappContainer
 
 from orchestrator.lab.inventory import LabInventory, save_inventory

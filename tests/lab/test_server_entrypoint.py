@@ -78,3 +78,25 @@ def test_gridftp_exec_runs_a_real_server_with_gsi(tmp_path: Path) -> None:
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+def test_check_fails_once_the_certificate_is_newer_than_the_server(tmp_path: Path) -> None:
+    cert = tmp_path / "hostcert.pem"
+    cert.write_text("old")
+    time.sleep(1.1)
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = str(listener.getsockname()[1])
+        server = subprocess.Popen(["sleep", "60"])  # plays the server, started after the cert
+        try:
+            check = ["check", "--port", port, "--credentials", str(cert), "--started-pid"]
+            assert run_module(*check, str(server.pid)).returncode == 0
+            time.sleep(2.1)
+            cert.write_text("renewed")  # the renewal sidecar replaced it
+            result = run_module(*check, str(server.pid))
+            assert result.returncode == 1 and "renewed after the server started" in result.stderr
+        finally:
+            server.kill()
+            server.wait()
+    assert run_module("check", "--port", port).returncode == 1  # nothing listens any more

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from real_webapp import REPO, RealWebapp
+from support.real_webapp import REPO, RealWebapp
 
 from ca.authority import CertificateAuthority
 from orchestrator.lab import LabInventory, LabNetwork, start_lab, stop_lab

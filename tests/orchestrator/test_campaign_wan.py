@@ -15,7 +15,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from real_webapp import REPO, RealWebapp
+from support.real_webapp import REPO, RealWebapp
 
 from ca.authority import CertificateAuthority
 from orchestrator.lab import LabNetwork, start_lab, stop_lab

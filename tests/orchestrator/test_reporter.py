@@ -7,8 +7,8 @@ import random
 import threading
 
 import pytest
-from conftest import sample_measurement
 from ingest_server import IngestServer, free_port
+from measurement_samples import sample_measurement
 
 from orchestrator.errors import UserError
 from orchestrator.reporter import Reporter, backoff_delay, load_token

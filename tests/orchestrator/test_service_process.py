@@ -13,7 +13,7 @@ import uuid
 from pathlib import Path
 
 import httpx
-from conftest import sample_measurement
+from measurement_samples import sample_measurement
 
 from orchestrator.errors import UserError
 from orchestrator.reporter import Reporter

@@ -3,27 +3,15 @@ its own on the test suite's server (created here, dropped afterwards)."""
 
 from __future__ import annotations
 
-import os
-import socket
 import time
 import uuid
 
 import httpx
-import psycopg
 import pytest
 
 from orchestrator.lab.podman_runtime import podman
 from support.podman import run_podman
-
-SERVER_URL = os.environ.get(
-    "TPCBENCH_TEST_DATABASE_URL", "postgres://tpcbench:tpcbench@127.0.0.1:5432/tpcbench"
-)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from support.test_database import drop_database, free_port, new_database
 
 
 class WebappContainer:
@@ -32,12 +20,10 @@ class WebappContainer:
     def __init__(self, image: str) -> None:
         self.image = image
         self.name = f"tpcbench-test-webapp-{uuid.uuid4().hex[:8]}"
-        self.database = f"tpcbench_img_{uuid.uuid4().hex[:10]}"
+        self.database, self.database_url = "", ""
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        base, _, _ = SERVER_URL.rpartition("/")
         self.env = {
-            "DATABASE_URL": f"{base}/{self.database}",
             "DJANGO_SECRET_KEY": "image-tests",
             "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
             "TPCBENCH_WEB_BIND": f"127.0.0.1:{self.port}",
@@ -52,8 +38,8 @@ class WebappContainer:
         ).stdout
 
     def __enter__(self) -> WebappContainer:
-        with psycopg.connect(SERVER_URL, autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{self.database}"')
+        self.database, self.database_url = new_database("tpcbench_img")
+        self.env["DATABASE_URL"] = self.database_url
         return self
 
     def serve(self) -> None:
@@ -71,5 +57,4 @@ class WebappContainer:
 
     def __exit__(self, *exc: object) -> None:
         podman("rm", "--force", "--time", "5", self.name)
-        with psycopg.connect(SERVER_URL, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{self.database}" WITH (FORCE)')
+        drop_database(self.database)

@@ -61,9 +61,11 @@ def test_lab_transfer_delivers_the_exact_bytes(
     assert (record.succeeded, record.failed) == (3, 0), [t.message for t in record.transfers]
     expected = md5(Path(src.data_root) / source_name(FILE_SIZE).lstrip("/"))
     for transfer in record.transfers:
-        written = Path(dst.data_root) / destination_name(record.uuid, transfer.index).lstrip("/")
+        name = destination_name(record.uuid, transfer.index, record.protocol)
+        written = Path(dst.data_root) / name.lstrip("/")
         assert md5(written) == expected
     # Probed from inside lab-1's namespace towards lab-2's address.
     assert record.rtt_ms is not None and record.rtt_ms > 0
     assert asyncio.run(remove_destination_files(record, dst, lab.client)) == []
-    assert not list(Path(dst.data_root).glob(f"tpcbench-{record.uuid}-*"))
+    names = [destination_name(record.uuid, t.index, protocol) for t in record.transfers]
+    assert not any((Path(dst.data_root) / n.lstrip("/")).exists() for n in names)

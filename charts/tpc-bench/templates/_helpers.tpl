@@ -36,10 +36,11 @@ app.kubernetes.io/managed-by: {{ $root.Release.Service }}
 app.kubernetes.io/part-of: tpc-bench
 {{- end }}
 
-{{/* The labels selectors use. Discovery finds the servers by name + component. */}}
+{{/* The labels selectors use. Discovery finds the servers by name + component, so the name
+label is the chart's own whatever nameOverride says (one release per namespace). */}}
 {{- define "tpc-bench.selectorLabels" -}}
 {{- $root := index . 0 -}}
-app.kubernetes.io/name: {{ include "tpc-bench.name" $root }}
+app.kubernetes.io/name: {{ $root.Chart.Name }}
 app.kubernetes.io/instance: {{ $root.Release.Name }}
 app.kubernetes.io/component: {{ index . 1 }}
 {{- end }}
@@ -170,4 +171,9 @@ limits:
 {{- $reversed := list }}
 {{- range $parts }}{{ $reversed = prepend $reversed (replace "," "\\," .) }}{{ end }}
 {{- join "," $reversed }}
+{{- end }}
+
+{{/* The prelim run's container memory: its data volume plus 2 GiB for the tools. */}}
+{{- define "tpc-bench.prelimMemory" -}}
+{{- add (include "tpc-bench.bytes" .Values.prelim.memory | int64) 2147483648 }}
 {{- end }}

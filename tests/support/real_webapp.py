@@ -10,30 +10,20 @@ import socket
 import subprocess
 import sys
 import threading
-import uuid
 from pathlib import Path
 from typing import Any
 
 import psycopg
 
+from support.test_database import drop_database, free_port, new_database
+
 REPO = Path(__file__).resolve().parents[2]
-SERVER_URL = os.environ.get(
-    "TPCBENCH_TEST_DATABASE_URL", "postgres://tpcbench:tpcbench@127.0.0.1:5432/tpcbench"
-)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class RealWebapp:
     def __init__(self, workdir: Path) -> None:
         self.workdir = workdir
-        self.database = f"tpcbench_orch_{uuid.uuid4().hex[:10]}"
-        base, _, _ = SERVER_URL.rpartition("/")
-        self.database_url = f"{base}/{self.database}"
+        self.database, self.database_url = "", ""
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.env = {
@@ -47,8 +37,8 @@ class RealWebapp:
         self.token = ""
 
     def create(self) -> RealWebapp:
-        with psycopg.connect(SERVER_URL, autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{self.database}"')
+        self.database, self.database_url = new_database("tpcbench_orch")
+        self.env["DATABASE_URL"] = self.database_url
         self._manage("migrate", "--noinput")
         out = self._manage("create_api_token", "orchestrator-tests")
         self.token = out.strip().splitlines()[-1].split()[-1]
@@ -103,8 +93,7 @@ class RealWebapp:
 
     def drop(self) -> None:
         self.stop()
-        with psycopg.connect(SERVER_URL, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{self.database}" WITH (FORCE)')
+        drop_database(self.database)
 
     def query(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
         with psycopg.connect(self.database_url) as conn:

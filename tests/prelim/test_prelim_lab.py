@@ -1,0 +1,127 @@
+"""The preliminary benchmarks on a real lab: `tpcbench prelim concurrency|filesize` and
+`tpcbench baseline`, as processes, their results' shape and sanity, and the memory guard."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ca.authority import CertificateAuthority
+from orchestrator.endpoints import Endpoint
+from orchestrator.errors import UserError
+from orchestrator.lab import LabNetwork, start_lab, stop_lab
+from orchestrator.lab.run_record import LabRun
+from orchestrator.prelim.baseline import check_baseline_possible
+from orchestrator.prelim.memory import MemoryBudget, check_fits
+
+pytestmark = pytest.mark.lab
+NETWORK = LabNetwork(prefix="tpcbp", subnet_offset=190)  # 10.99.191-192.0/24
+MiB = 1 << 20
+
+
+@pytest.fixture(scope="module")
+def home() -> Iterator[Path]:
+    home = Path(tempfile.mkdtemp(prefix="tpcbench-prelim-"))
+    os.chmod(home, 0o755)
+    CertificateAuthority.init(home / "ca")
+    start_lab(home, 2, 8 * MiB, network=NETWORK)
+    try:
+        yield home
+    finally:
+        stop_lab(home)
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def tpcbench(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "TPCBENCH_HOME": str(home)}
+    return subprocess.run(
+        [sys.executable, "-m", "orchestrator", *args],
+        capture_output=True, text=True, env=env, timeout=900, check=False,
+    )  # fmt: skip
+
+
+def test_concurrency_gives_one_point_per_method_and_level(home: Path) -> None:
+    done = tpcbench(home, "prelim", "concurrency", "--node", "lab-2", "--max", "3",
+                    "--file-size", "32MiB", "--json")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    run = json.loads(done.stdout)
+    assert run["kind"] == "concurrency" and run["node"] == "lab-2"
+    points = run["points"]
+    keys = sorted((p["method"], p["concurrency"]) for p in points)
+    assert keys == sorted((m, n) for m in ("cp", "https", "gridftp") for n in (1, 2, 3))
+    for point in points:
+        assert point["file_size"] == 32 * MiB
+        assert (point["succeeded"], point["failed"]) == (point["concurrency"], 0), point
+        assert point["throughput_gbps"] > 0 and point["makespan_gbps"] > 0
+    for level in (1, 2, 3):
+        rate = {p["method"]: p["throughput_gbps"] for p in points if p["concurrency"] == level}
+        # a memory-to-memory copy on one node is the ceiling the TPC methods stay under
+        assert rate["cp"] >= max(rate["https"], rate["gridftp"]), rate
+    # the run's servers are gone again, the lab's own still serve
+    record = LabRun.load(home / "lab" / "run.json")
+    assert {p.node for p in record.processes} == {"lab-1", "lab-2"}
+    assert not [d for d in record.data_dirs if "prelim" in d]
+    assert not list(Path(record.data_dirs[0]).parent.glob("*prelim*"))
+    assert tpcbench(home, "lab", "status").returncode == 0
+
+
+def test_filesize_sweeps_https_over_the_sizes_asked(home: Path) -> None:
+    done = tpcbench(home, "prelim", "filesize", "--sizes", "8MiB,24MiB", "--max", "2", "--json")
+    assert done.returncode == 0, done.stderr
+    points = json.loads(done.stdout)["points"]
+    assert sorted((p["file_size"], p["concurrency"]) for p in points) == [
+        (8 * MiB, 1),
+        (8 * MiB, 2),
+        (24 * MiB, 1),
+        (24 * MiB, 2),
+    ]
+    assert {p["method"] for p in points} == {"https"}
+    assert all(p["failed"] == 0 and p["throughput_gbps"] > 0 for p in points)
+    table = tpcbench(home, "prelim", "filesize", "--sizes", "8MiB", "--max", "1").stdout
+    assert "copies" in table and "8MiB" in table  # without --json: a table, sizes as columns
+
+
+def test_the_memory_guard_refuses_what_would_not_fit(home: Path) -> None:
+    before = LabRun.load(home / "lab" / "run.json").processes
+    done = tpcbench(home, "prelim", "filesize", "--sizes", "1GiB,10GiB", "--max", "12",
+                    "--memory-limit", "119GiB")  # fmt: skip
+    assert done.returncode == 2
+    message = done.stderr.strip().splitlines()
+    assert (
+        len(message) == 1 and "10GiB x (12 copies + the source) = 130GiB does not fit" in message[0]
+    )
+    assert "lower --max or the file size" in message[0]
+    assert LabRun.load(home / "lab" / "run.json").processes == before  # nothing was started
+    budget = MemoryBudget(4 << 30, {"--memory-limit": 4 << 30})
+    check_fits(1 << 30, 3, budget)  # exactly 4 GiB fits
+    with pytest.raises(UserError, match="does not fit in the 4GiB"):
+        check_fits(1 << 30, 4, budget)
+
+
+def test_a_baseline_between_two_lab_nodes(home: Path) -> None:
+    done = tpcbench(home, "baseline", "--src", "lab-1", "--dst", "lab-2", "--seconds", "2",
+                    "--json")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert (result["src"], result["dst"], result["tool"], result["streams"]) == (
+        "lab-1",
+        "lab-2",
+        "iperf3",
+        8,
+    )
+    assert result["throughput_gbps"] > 0.1 and result["error"] == ""
+    assert tpcbench(home, "baseline", "--src", "lab-1", "--dst", "lab-1").returncode == 2
+
+
+def test_a_baseline_needs_both_ends_in_the_lab() -> None:
+    inside = Endpoint("a", "10.99.1.2", netns="ns-a")
+    with pytest.raises(UserError, match="inside the lab nodes' network namespaces; b has none"):
+        check_baseline_possible(inside, Endpoint("b", "10.0.0.2"))
