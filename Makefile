@@ -1,7 +1,8 @@
 # tpc-bench: the index of what you can do.
 #   make demo    start a lab of real XRootD/GridFTP servers, run a campaign, serve the dashboard
+#   make demo-wan  the demo, then the shape of the paper's Figures 7 and 8 from its API
 #   make test    install what is needed and run the whole test suite
-#   make bench   print the benchmark ratios (fidelity, webapp scale, planner)
+#   make bench   print the benchmark ratios (fidelity, webapp scale, planner, WAN emulation)
 #   make images  build the container images (podman; the Debian base once, cached)
 #   make lint    ruff, hadolint, helm lint
 
@@ -10,10 +11,10 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: help demo demo-down test bench lint images helm chart system-deps venv postgres simcluster clean
+.PHONY: help demo demo-wan demo-down test bench lint images helm chart system-deps venv postgres simcluster delayline clean
 
 help:
-	@sed -n '2,7p' Makefile | sed 's/^# *//'
+	@sed -n '2,8p' Makefile | sed 's/^# *//'
 
 system-deps:
 	@scripts/install-system-deps.sh
@@ -34,6 +35,10 @@ postgres: system-deps
 simcluster: system-deps
 	@scripts/simcluster/build.sh >/dev/null
 
+# The lab's WAN delay program (Go, orchestrator/lab/delayline), built once per source version.
+delayline: system-deps
+	@scripts/delayline/build.sh >/dev/null
+
 # The images: a Debian base made once with debootstrap, then four images (podman's layer
 # cache makes an unchanged rebuild take seconds).
 images: system-deps
@@ -47,20 +52,23 @@ helm:
 chart: helm
 	$(HELM) package charts/tpc-bench --destination build
 
-test: system-deps venv postgres simcluster images helm
+test: system-deps venv postgres simcluster images helm delayline
 	$(VENV)/bin/ruff check --quiet .
 	$(VENV)/bin/ruff format --check --quiet .
 	$(VENV)/bin/hadolint images/Dockerfile images/Dockerfile.osg
 	$(HELM) lint --strict --quiet charts/tpc-bench
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-demo: system-deps venv
+demo: system-deps venv delayline
 	@scripts/demo.sh
+
+demo-wan: demo
+	@scripts/demo.sh figures
 
 demo-down:
 	@scripts/demo.sh down
 
-bench: system-deps venv postgres
+bench: system-deps venv postgres delayline
 	@scripts/bench.sh
 
 lint: venv helm

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import json
 import logging
 import threading
 import time
@@ -23,11 +22,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from orchestrator.campaign_journal import (
+    CampaignJournal,
+    campaign_payload,
+    campaigns_dir,
+)
+from orchestrator.campaign_journal import recover_interrupted as recover_interrupted
 from orchestrator.endpoints import ClientCredentials, Endpoint
 from orchestrator.errors import UserError
 from orchestrator.latency import measure_rtt, rtt_origin
 from orchestrator.measurement import MeasurementRecord, run_measurement
-from orchestrator.paths import tpcbench_home
 from orchestrator.planner import (
     DEFAULT_PROTOCOLS,
     DEFAULT_STREAMS,
@@ -37,7 +41,7 @@ from orchestrator.planner import (
 )
 from orchestrator.prelim.baseline import Baseline, check_baseline_possible, measure_baseline
 from orchestrator.reporter import Reporter
-from orchestrator.spool import write_json_atomically
+from orchestrator.rtt_check import RttCheck, check_pair_rtts
 from orchestrator.transfers.record import Clock, TransferRecord, iso
 
 if TYPE_CHECKING:
@@ -67,6 +71,12 @@ class CampaignResult:
     total: int
     measurements: list[dict[str, Any]] = field(default_factory=list)
     message: str = ""
+    rtt_checks: list[RttCheck] = field(default_factory=list)  # pairs with an RTT target
+
+    @property
+    def rtt_off(self) -> list[RttCheck]:
+        """Pairs whose RTT before the campaign was not within 1 ms or 5% of their target."""
+        return [c for c in self.rtt_checks if c.within_target is False]
 
     @property
     def ok(self) -> int:
@@ -75,67 +85,6 @@ class CampaignResult:
     @property
     def failed(self) -> int:
         return len(self.measurements) - self.ok
-
-
-def campaigns_dir(home: Path | None = None) -> Path:
-    return (home or tpcbench_home()) / "campaigns"
-
-
-class CampaignJournal:
-    """The local record of one campaign: its state and every finished measurement's uuid."""
-
-    def __init__(self, path: Path, data: dict[str, Any]) -> None:
-        self.path = path
-        self.data = data
-        self._lock = threading.Lock()
-
-    @classmethod
-    def create(cls, directory: Path, campaign_uuid: str, **fields: Any) -> CampaignJournal:
-        data = {"uuid": campaign_uuid, "state": "running", "finished_measurements": [], **fields}
-        journal = cls(directory / f"{campaign_uuid}.json", data)
-        journal.save()
-        return journal
-
-    @classmethod
-    def load(cls, path: Path) -> CampaignJournal:
-        return cls(path, json.loads(path.read_text(encoding="utf-8")))
-
-    def save(self) -> None:
-        write_json_atomically(self.path, self.data)
-
-    def add_measurement(self, measurement_uuid: str) -> None:
-        with self._lock:
-            self.data["finished_measurements"].append(measurement_uuid)
-            self.save()
-
-    def set_state(self, state: str, **fields: Any) -> None:
-        with self._lock:
-            self.data.update(state=state, **fields)
-            self.save()
-
-
-def recover_interrupted(reporter: Reporter, home: Path | None = None) -> list[str]:
-    """Mark every campaign left "running" by a killed orchestrator as interrupted."""
-    directory = campaigns_dir(home)
-    recovered = []
-    for path in sorted(directory.glob("*.json")) if directory.is_dir() else []:
-        try:
-            journal = CampaignJournal.load(path)
-        except (OSError, ValueError):
-            log.warning("unreadable campaign journal %s", path)
-            continue
-        if journal.data.get("state") != "running":
-            continue
-        finished = journal.data.get("finished") or iso(datetime.now(UTC))
-        journal.set_state("interrupted", finished=finished)
-        reporter.report_campaign(journal.data["uuid"], _campaign_payload(journal.data))
-        recovered.append(journal.data["uuid"])
-    return recovered
-
-
-def _campaign_payload(data: dict[str, Any]) -> dict[str, Any]:
-    keys = ("uuid", "state", "trigger", "schedule", "started", "finished")
-    return {k: data[k] for k in keys if data.get(k) is not None}
 
 
 def failed_record(
@@ -271,11 +220,11 @@ def run_campaign(
         file_size=file_size,
         max_parallel_pairs=max_parallel_pairs,
     )
-    reporter.report_campaign(campaign_uuid, _campaign_payload(journal.data))
+    reporter.report_campaign(campaign_uuid, campaign_payload(journal.data))
 
     def finish(state: str, result: CampaignResult) -> CampaignResult:
         journal.set_state(state, finished=iso(datetime.now(UTC)))
-        reporter.report_campaign(campaign_uuid, _campaign_payload(journal.data))
+        reporter.report_campaign(campaign_uuid, campaign_payload(journal.data))
         result.state = state
         return result
 
@@ -361,9 +310,26 @@ def run_campaign(
         record = await outcome if inspect.isawaitable(outcome) else outcome
         record.rtt_ms = rtt_ms
         measured = record.to_json()
+        for role, node in (("src", src), ("dst", dst)):
+            if node.link_gbps:  # the webapp's grid thresholds follow the links
+                measured[f"{role}_link_gbps"] = node.link_gbps
+        check = checks.get((src.name, dst.name))
+        if check is not None:  # the emulated WAN's promise, kept or not, goes with the result
+            measured["rtt_target_ms"] = check.target_ms
+            measured["rtt_within_target"] = check.within_target
         if rtt is measure_rtt and rtt_ms is not None and rtt_origin(src) == "orchestrator":
             measured["rtt_from"] = "orchestrator"  # not the source's position (webapp ignores it)
         return measured
+
+    # An emulated WAN (lab --rtt) promises RTTs: check them all before measuring anything.
+    checks: dict[tuple[str, str], RttCheck] = {}
+    if any(e.rtt_targets_ms for e in endpoints.values()) and not stop.is_set():
+        checks = runner.run(check_pair_rtts(list(endpoints.values()), rtt, _rtt_port))
+        rtts.update({key: check.measured_ms for key, check in checks.items()})
+        result.rtt_checks = list(checks.values())
+        journal.set_state("running", rtt_checks=[c.to_json() for c in checks.values()])
+        for off in result.rtt_off:
+            log.warning("RTT off its target before the campaign: %s", off.describe())
 
     def run_one(spec: MeasurementSpec) -> dict[str, Any]:
         try:

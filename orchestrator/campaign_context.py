@@ -52,6 +52,10 @@ def build_context(settings: Settings, *, need_credentials: bool = True) -> Campa
 
         path = Path(settings.inventory) if settings.inventory else inventory_path()
         inventory = load_inventory(path)
+        if need_credentials:  # about to measure: an emulated WAN must be in place
+            from orchestrator.lab.wan import require_delay_line
+
+            require_delay_line(path)
         file_size = settings.file_size
         if "file_size" not in settings.sources:
             file_size = inventory.file_size

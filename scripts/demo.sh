@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
 # make demo: a lab of real XRootD-HTTPS and GridFTP servers, the webapp, one campaign, the dashboard.
 #   scripts/demo.sh         start (or reuse) everything and run a campaign
+#   scripts/demo.sh figures print the shape of the paper's Figures 7 and 8 from the API
 #   scripts/demo.sh down    stop the dashboard and the lab
 # Knobs (environment): DEMO_NODES (4), DEMO_FILE_SIZE (32MiB), DEMO_TRANSFERS (11),
-#   DEMO_STREAMS (8,1), DEMO_PROTOCOLS (https,gridftp), DEMO_PORT (8000), TPCBENCH_HOME.
+#   DEMO_STREAMS (8,1), DEMO_PROTOCOLS (https,gridftp), DEMO_PORT (8000), TPCBENCH_HOME,
+#   DEMO_WAN (prp: RTTs between real research sites; uniform:30ms; a matrix file; off),
+#   DEMO_LINK (2gbit: each node's link capacity, also without a WAN; off for none; the grid's
+#   thresholds follow it), DEMO_TCP_BUFFER (512KiB: the nodes' TCP buffer maximum with a WAN,
+#   small enough that one stream is window-limited at WAN RTTs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,6 +18,9 @@ TRANSFERS=${DEMO_TRANSFERS:-11}
 STREAMS=${DEMO_STREAMS:-8,1}
 PROTOCOLS=${DEMO_PROTOCOLS:-https,gridftp}
 PORT=${DEMO_PORT:-8000}
+WAN=${DEMO_WAN:-prp}
+LINK=${DEMO_LINK:-2gbit}
+TCP_BUFFER=${DEMO_TCP_BUFFER:-512KiB}
 export TPCBENCH_HOME=${TPCBENCH_HOME:-$([ "$(id -u)" -eq 0 ] && echo /var/lib/tpc-bench || echo "$HOME/.local/state/tpc-bench")}
 DEMO_DIR=$TPCBENCH_HOME/demo
 URL=http://127.0.0.1:$PORT
@@ -38,15 +46,37 @@ if [ "${1:-}" = "down" ]; then
   $TPCBENCH lab down
   exit 0
 fi
+if [ "${1:-}" = "figures" ]; then
+  exec $PY scripts/wan_figures.py "$URL"
+fi
+
+# The WAN and the link caps need network namespaces (root); the nodes share loopback otherwise.
+WAN_ARGS=()
+if [ "$(id -u)" -ne 0 ]; then
+  [ "$WAN" = "off" ] || echo "demo: not root, so no emulated WAN (the nodes share loopback); DEMO_WAN=off to silence"
+  WAN=off
+  LINK=off
+fi
+if [ "$WAN" != "off" ]; then
+  WAN_ARGS+=(--rtt "$WAN" --tcp-buffer "$TCP_BUFFER")
+fi
+if [ "$LINK" != "off" ]; then
+  WAN_ARGS+=(--link-capacity "$LINK")
+fi
 
 echo "demo: [1/5] certificate authority"
 $TPCBENCH ca init
 
 echo "demo: [2/5] lab of $NODES nodes (real xrootd + globus-gridftp-server, ${FILE_SIZE} source files)"
+if [ "$WAN" != "off" ]; then
+  echo "demo:       emulated WAN: RTTs $WAN, links $LINK, TCP buffers $TCP_BUFFER (DEMO_WAN=off: none)"
+elif [ "$LINK" != "off" ]; then
+  echo "demo:       no emulated WAN (DEMO_WAN=off); links capped at $LINK"
+fi
 if $TPCBENCH lab status >/dev/null 2>&1; then
   echo "demo: a lab is already running; reusing it (scripts/demo.sh down stops it)"
 else
-  $TPCBENCH lab up --nodes "$NODES" --file-size "$FILE_SIZE"
+  $TPCBENCH lab up --nodes "$NODES" --file-size "$FILE_SIZE" "${WAN_ARGS[@]}"
 fi
 
 echo "demo: [3/5] webapp at $URL (database: $DATABASE_URL)"
@@ -75,6 +105,8 @@ echo
 echo "  Dashboard:  $URL/"
 echo "  REST API:   $URL/api/docs/"
 echo "  MaDDash:    $URL/maddash/grids/"
+echo "  Figure 7:   $URL/plots/latency/   (throughput versus RTT)"
+echo "  Figure 8:   $URL/plots/streams/   (single versus multi stream)"
 echo
 echo "  Another campaign: TPCBENCH_HOME=$TPCBENCH_HOME $TPCBENCH campaign run --report-to $URL --token-file $DEMO_DIR/api-token"
 echo "  Stop it all:      make demo-down"

@@ -173,6 +173,8 @@ def campaign_run(args: argparse.Namespace) -> int:
         f"{result.total}; reported to {where}; {unsent} result(s) wait in the spool "
         f"{reporter.spool.directory}"
     )
+    if result.rtt_checks:
+        console.print(rtt_check_summary(result))
     if result.message:
         console.print(f"[red]{result.message}[/red]")
     return 0 if result.state == "finished" and result.failed == 0 else 1
@@ -183,7 +185,11 @@ def summary_table(result: CampaignResult, file_size: int, transfers: int) -> Tab
         title=f"campaign {result.uuid} ({result.state}): {len(result.nodes)} nodes, "
         f"{transfers} x {format_size(file_size)} per measurement"
     )
-    for column in ("src", "dst", "protocol", "streams", "Gbit/s", "RTT ms", "ok/failed", "error"):
+    targets = any(m.get("rtt_target_ms") is not None for m in result.measurements)
+    columns = ["src", "dst", "protocol", "streams", "Gbit/s", "RTT ms", "ok/failed", "error"]
+    if targets:  # an emulated WAN: each pair's target RTT beside the measured one
+        columns.insert(6, "target")
+    for column in columns:
         table.add_column(column, overflow="fold")
     protocols = {
         p: i for i, p in enumerate(dict.fromkeys(m["protocol"] for m in result.measurements))
@@ -196,6 +202,9 @@ def summary_table(result: CampaignResult, file_size: int, transfers: int) -> Tab
         errors = sorted({t["error_class"] for t in m["transfers"] if t["error_class"]})
         first_message = next((t["message"] for t in m["transfers"] if t["message"]), "")
         rtt = f"{m['rtt_ms']:.3f}" if m.get("rtt_ms") is not None else "n/a"
+        if m.get("rtt_within_target") is False:
+            rtt += " [bold red]OFF[/bold red]"
+        target = [f"{m['rtt_target_ms']:g}" if m.get("rtt_target_ms") is not None else "-"]
         table.add_row(
             m["src"],
             m["dst"],
@@ -203,9 +212,20 @@ def summary_table(result: CampaignResult, file_size: int, transfers: int) -> Tab
             str(m["streams"]),
             f"{m['throughput_gbps']:.3f}" if m["throughput_gbps"] is not None else "n/a",
             rtt,
+            *(target if targets else []),
             f"{m['succeeded']}/{m['failed']}",
             (", ".join(errors) + (f": {first_message[:80]}" if first_message else ""))
             if errors
             else "",
         )
     return table
+
+
+def rtt_check_summary(result: CampaignResult) -> str:
+    """The pre-campaign RTT check in one line, naming every pair that was off its target."""
+    total, off = len(result.rtt_checks), result.rtt_off
+    line = f"RTT check: {total - len(off)}/{total} pairs within 1 ms or 5% of their target"
+    if not off:
+        return line
+    pairs = "; ".join(check.describe() for check in off)
+    return f"[bold yellow]{line}; measured anyway, and marked on each measurement: {pairs}[/]"

@@ -7,10 +7,26 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+from orchestrator.errors import UserError
 from orchestrator.lab import LabInventory, LabNetwork, lab_status, start_lab, stop_lab
 from orchestrator.lab.runtime import PROCESS, RUNTIMES
-from orchestrator.lab.topology import MODES
+from orchestrator.lab.topology import MODES, node_name
+from orchestrator.lab.wan_profile import (
+    DEFAULT_CONGESTION_CONTROL,
+    DEFAULT_TCP_BUFFER,
+    PROFILES,
+    TcpSettings,
+    parse_rate_gbit,
+    rtt_matrix,
+)
 from orchestrator.sizes import format_size, size_argument
+
+
+def _rate(text: str) -> float:
+    try:
+        return parse_rate_gbit(text)
+    except UserError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -32,7 +48,34 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="source file size (default 1GiB)",
     )
     up.add_argument(
-        "--rate", type=float, default=None, metavar="GBIT", help="cap each node's link (Gbit/s)"
+        "--link-capacity",
+        "--rate",  # the older name, Gbit/s
+        dest="link_capacity",
+        type=_rate,
+        default=None,
+        metavar="RATE",
+        help="cap each node's link, e.g. 10gbit, 2.5G, 500mbit (tbf; a bare number is Gbit/s)",
+    )
+    up.add_argument(
+        "--rtt",
+        default=None,
+        metavar="SPEC",
+        help="emulate a WAN between the nodes: uniform:30ms, a profile "
+        f"({', '.join(PROFILES)}), or a matrix file (YAML/CSV per ordered pair); netns only",
+    )
+    up.add_argument(
+        "--tcp-buffer",
+        type=size_argument,
+        default=None,
+        metavar="SIZE",
+        help=f"tcp_rmem/tcp_wmem maximum in every node (default {format_size(DEFAULT_TCP_BUFFER)})",
+    )
+    up.add_argument(
+        "--congestion-control",
+        default=None,
+        metavar="CC",
+        help=f"TCP congestion control in every node, e.g. bbr, cubic "
+        f"(default {DEFAULT_CONGESTION_CONTROL})",
     )
     up.add_argument(
         "--ca", type=Path, default=None, metavar="DIR", help="CA directory ($TPCBENCH_HOME/ca)"
@@ -59,7 +102,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     up.set_defaults(func=_up)
 
-    status = actions.add_parser("status", help="nodes, addresses, ports and health")
+    rtt = actions.add_parser(
+        "rtt",
+        help="print the RTT matrix an --rtt SPEC gives (nothing is started)",
+        description="The target RTT of every ordered pair that `lab up --rtt SPEC` would set.",
+    )
+    rtt.add_argument("spec", metavar="SPEC", help="uniform:30ms, a profile, or a matrix file")
+    rtt.add_argument("--nodes", type=int, default=3, metavar="N", help="number of nodes (3)")
+    rtt.add_argument("--json", action="store_true", help="print the matrix as JSON")
+    rtt.set_defaults(func=_rtt)
+
+    status = actions.add_parser(
+        "status", help="nodes, addresses, ports, health, TCP settings, WAN delay and pair RTTs"
+    )
     status.add_argument("--json", action="store_true", help="print the inventory as JSON")
     status.set_defaults(func=_status)
 
@@ -71,14 +126,24 @@ def _up(args: argparse.Namespace) -> int:
     network = LabNetwork.from_environment()
     if args.base_port is not None:
         network = replace(network, base_port=args.base_port)
+    tcp = None
+    if args.tcp_buffer is not None or args.congestion_control is not None:
+        tcp = TcpSettings(
+            congestion_control=args.congestion_control or DEFAULT_CONGESTION_CONTROL,
+            buffer_max=args.tcp_buffer or DEFAULT_TCP_BUFFER,
+        )
+    if args.rtt is not None:
+        print(f"lab up: emulating a WAN ({args.rtt}); the RTT of every pair is checked at the end")
     inventory = start_lab(
         nodes=args.nodes,
         file_size=args.file_size,
         ca_dir=args.ca,
-        rate_gbit=args.rate,
+        rate_gbit=args.link_capacity,
         mode=args.mode,
         network=network,
         runtime=args.runtime,
+        rtt=args.rtt,
+        tcp=tcp,
     )
     print(
         f"lab up: {len(inventory.nodes)} nodes ({inventory.mode} mode, {inventory.runtime} "
@@ -86,7 +151,30 @@ def _up(args: argparse.Namespace) -> int:
         f"source {format_size(inventory.file_size)}"
     )
     _print_table(inventory)
-    return 0 if all(h.get("ok") for h in inventory.health.values()) else 1
+    return 0 if _all_ok(inventory) else 1
+
+
+def _all_ok(inventory: LabInventory) -> bool:
+    """Every node healthy, and the WAN delay program (if any) doing its job."""
+    delay = inventory.wan.get("delay_line", {}).get("state", "off")
+    return all(h.get("ok") for h in inventory.health.values()) and delay in ("off", "running")
+
+
+def _rtt(args: argparse.Namespace) -> int:
+    nodes = [node_name(i) for i in range(1, args.nodes + 1)]
+    matrix = rtt_matrix(args.spec, nodes)
+    if args.json:
+        pairs = [{"src": a, "dst": b, "rtt_ms": rtt} for (a, b), rtt in matrix.rtt_ms.items()]
+        print(json.dumps({"spec": matrix.spec, "sites": matrix.sites, "pairs": pairs}, indent=2))
+        return 0
+    width = max(len(n) + len(matrix.sites.get(n, "")) + 3 for n in nodes)
+    labels = {n: f"{n} ({matrix.sites[n]})" if n in matrix.sites else n for n in nodes}
+    print(f"RTT in ms ({matrix.spec}); rows: source, columns: destination")
+    print(" " * width + "".join(f"{n:>9}" for n in nodes))
+    for a in nodes:
+        cells = "".join(f"{'-':>9}" if a == b else f"{matrix.target(a, b):>9.1f}" for b in nodes)
+        print(f"{labels[a]:<{width}}{cells}")
+    return 0
 
 
 def _status(args: argparse.Namespace) -> int:
@@ -95,7 +183,7 @@ def _status(args: argparse.Namespace) -> int:
         print(json.dumps(inventory.to_json(), indent=2))
     else:
         _print_table(inventory)
-    return 0 if all(h.get("ok") for h in inventory.health.values()) else 1
+    return 0 if _all_ok(inventory) else 1
 
 
 def _down(args: argparse.Namespace) -> int:
@@ -119,3 +207,42 @@ def _print_table(inventory: LabInventory) -> None:
             f"{ports['gridftp']:>8}  {verdict or 'unknown'}"
         )
     print(f"client certificate: {inventory.client.cert}")
+    _print_wan(inventory)
+
+
+def _print_wan(inventory: LabInventory) -> None:
+    """TCP settings per node, the delay program, and every pair's target vs measured RTT."""
+    if inventory.tcp:
+        print(f"\n{'NODE':<8} {'CC':<6} {'TCP_RMEM':<26} {'TCP_WMEM':<26} LINK")
+        for node in inventory.nodes:
+            tcp = inventory.tcp.get(node.name, {})
+            link = f"{node.link_gbps:g} Gbit/s" if node.link_gbps else "uncapped"
+            print(
+                f"{node.name:<8} {tcp.get('tcp_congestion_control', '?'):<6} "
+                f"{tcp.get('tcp_rmem', '?'):<26} {tcp.get('tcp_wmem', '?'):<26} {link}"
+            )
+    delay = inventory.wan.get("delay_line", {})
+    if delay.get("state", "off") == "off":
+        return
+    spec = inventory.wan.get("rtt_spec")
+    if delay["state"] == "running":
+        print(
+            f"\nWAN ({spec}): delay program running (pid {delay['pid']}, {delay['queues']} "
+            f"queues, {delay['packets']} packets delayed)"
+        )
+    else:
+        print(f"\nWAN ({spec}): {delay['state'].upper()}: {delay.get('message', '')}")
+    print(f"{'PAIR':<18} {'TARGET ms':>10} {'MEASURED ms':>12}  CHECK (1 ms or 5%)")
+    for node in inventory.nodes:
+        for other, rtt in inventory.pair_rtts(node).items():
+            measured = rtt["measured_ms"]
+            shown = f"{measured:.2f}" if measured is not None else "n/a"
+            verdict = {True: "ok", False: "OFF", None: "-"}[rtt["within_target"]]
+            target = rtt["target_ms"]
+            print(
+                f"{node.name + ' -> ' + other:<18} "
+                f"{(f'{target:.1f}' if target is not None else '-'):>10} {shown:>12}  {verdict}"
+            )
+    when = inventory.wan.get("rtt_measured_at")
+    if when:
+        print(f"RTTs measured {when} (TCP connect, median of 5, from each source node)")

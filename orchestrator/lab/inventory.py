@@ -1,7 +1,12 @@
 """The lab's endpoint inventory: what the orchestrator and `tpcbench lab status` read.
 
-Shape: {"nodes": [Endpoint.to_json() + {"health": {...}}], "client": ClientCredentials,
-        "file_size": N, "ca": "<dir>", "mode": "netns"|"loopback", "runtime": "process"|"podman"}
+Shape: {"nodes": [Endpoint.to_json() + {"health": {...}, "tcp": {...}, "rtt": {...}}],
+        "client": ClientCredentials, "file_size": N, "ca": "<dir>", "mode": "netns"|"loopback",
+        "runtime": "process"|"podman", "wan": {...}}
+A node's "tcp" is what its namespace really uses (congestion control, tcp_rmem, tcp_wmem);
+its "rtt" maps each other node to {"target_ms", "measured_ms", "within_target"} (targets only
+with an emulated WAN, `lab up --rtt`). "wan" holds the WAN settings, the delay program's state
+and when the RTTs were last measured.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from typing import Any
 from orchestrator.endpoints import ClientCredentials, Endpoint
 from orchestrator.errors import UserError
 from orchestrator.paths import tpcbench_home
+from orchestrator.rtt_check import rtt_within_target
 
 NO_LAB = "no lab is running; start one with: tpcbench lab up --nodes 3"
 
@@ -36,6 +42,9 @@ class LabInventory:
     mode: str = "netns"
     runtime: str = "process"
     health: dict[str, dict[str, Any]] = field(default_factory=dict)  # node name -> checks
+    tcp: dict[str, dict[str, str]] = field(default_factory=dict)  # node name -> sysctls
+    rtt_measured: dict[str, dict[str, float | None]] = field(default_factory=dict)  # src -> dst
+    wan: dict[str, Any] = field(default_factory=dict)  # settings, delay_line, rtt_measured_at
 
     def node(self, name: str) -> Endpoint:
         for endpoint in self.nodes:
@@ -44,14 +53,41 @@ class LabInventory:
         known = ", ".join(n.name for n in self.nodes)
         raise UserError(f"no lab node named {name!r}; the lab has: {known}")
 
+    def pair_rtts(self, node: Endpoint) -> dict[str, dict[str, Any]]:
+        """Each other node -> its target, last measured RTT and the verdict, from `node`."""
+        measured = self.rtt_measured.get(node.name, {})
+        pairs = {}
+        for other in self.nodes:
+            if other.name == node.name:
+                continue
+            target = node.rtt_targets_ms.get(other.name)
+            value = measured.get(other.name)
+            if target is None and value is None:
+                continue
+            pairs[other.name] = {
+                "target_ms": target,
+                "measured_ms": value,
+                "within_target": rtt_within_target(value, target),
+            }
+        return pairs
+
     def to_json(self) -> dict[str, Any]:
         return {
-            "nodes": [{**n.to_json(), "health": self.health.get(n.name, {})} for n in self.nodes],
+            "nodes": [
+                {
+                    **n.to_json(),
+                    "health": self.health.get(n.name, {}),
+                    "tcp": self.tcp.get(n.name, {}),
+                    "rtt": self.pair_rtts(n),
+                }
+                for n in self.nodes
+            ],
             "client": self.client.to_json(),
             "file_size": self.file_size,
             "ca": str(self.ca) if self.ca else None,
             "mode": self.mode,
             "runtime": self.runtime,
+            "wan": self.wan,
         }
 
     @classmethod
@@ -64,6 +100,12 @@ class LabInventory:
             mode=data.get("mode", "netns"),
             runtime=data.get("runtime", "process"),
             health={n["name"]: n.get("health", {}) for n in data["nodes"]},
+            tcp={n["name"]: n.get("tcp", {}) for n in data["nodes"]},
+            rtt_measured={
+                n["name"]: {dst: r.get("measured_ms") for dst, r in n.get("rtt", {}).items()}
+                for n in data["nodes"]
+            },
+            wan=data.get("wan", {}),
         )
 
 

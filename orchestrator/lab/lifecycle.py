@@ -5,13 +5,15 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from ca.authority import CAError, CertificateAuthority
 from orchestrator.endpoints import ClientCredentials, Endpoint
 from orchestrator.errors import UserError
 from orchestrator.lab import network as net
+from orchestrator.lab import wan
 from orchestrator.lab.datafiles import copy_source_file, lab_data_dir
 from orchestrator.lab.health import probe_node
 from orchestrator.lab.inventory import (
@@ -27,6 +29,7 @@ from orchestrator.lab.preflight import check_host_ports_free, check_reachable_by
 from orchestrator.lab.run_record import LabRun
 from orchestrator.lab.runtime import PROCESS, NodeFiles, Runtime, make_runtime
 from orchestrator.lab.topology import LOOPBACK, MODES, NETNS, LabNetwork, NodePlan, plan_nodes
+from orchestrator.lab.wan_profile import RttMatrix, TcpSettings, rtt_matrix
 from orchestrator.paths import tpcbench_home
 from orchestrator.servers import render_grid_mapfile
 from orchestrator.servers.source_file import source_path, write_source_file
@@ -59,11 +62,15 @@ def start_lab(
     mode: str = "auto",
     network: LabNetwork | None = None,
     runtime: str = PROCESS,
+    rtt: str | None = None,
+    tcp: TcpSettings | None = None,
 ) -> LabInventory:
     """Start `nodes` lab nodes (xrootd + gridftp each) and return their inventory.
 
     `network` defaults to LabNetwork.from_environment() (TPCBENCH_LAB_PREFIX, ...);
     `runtime` is "process" (servers as processes) or "podman" (containers of our images).
+    `rate_gbit` caps each node's link; `rtt` (uniform:30ms, prp, a matrix file) emulates a
+    WAN between the nodes (wan.py); `tcp` is every node's congestion control and buffers.
     On any failure everything already started is taken down again before raising.
     """
     home = Path(home or tpcbench_home())
@@ -73,9 +80,16 @@ def start_lab(
     if file_size <= 0:
         raise UserError(f"--file-size must be a positive number of bytes, not {file_size}")
     if rate_gbit is not None and rate_gbit <= 0:
-        raise UserError(f"--rate must be a positive number of Gbit/s, not {rate_gbit}")
+        raise UserError(f"--link-capacity must be a positive rate, not {rate_gbit} Gbit/s")
     if rate_gbit is not None and mode != NETNS:
-        raise UserError("--rate needs netns mode (root): loopback traffic cannot be shaped")
+        raise UserError("--link-capacity needs netns mode (root): loopback cannot be shaped")
+    if (rtt is not None or tcp is not None) and mode != NETNS:
+        raise UserError("--rtt and TCP settings need netns mode (root): loopback has no WAN")
+    matrix = rtt_matrix(rtt, [p.name for p in plans]) if rtt is not None else None
+    if tcp is not None:
+        tcp.validate()
+    if matrix is not None:
+        wan.check_wan_tools()
     record_path = run_record_path(home)
     if record_path.exists():
         running = LabRun.load(record_path)
@@ -102,7 +116,8 @@ def start_lab(
     record = LabRun(path=record_path, mode=mode, network=network, runtime=servers.name)
     record.save()
     try:
-        return _build(home, record, plans, servers, ca, ca_dir, file_size, rate_gbit)
+        links = _Links(rate_gbit, matrix, tcp or TcpSettings())
+        return _build(home, record, plans, servers, ca, ca_dir, file_size, links)
     except (OSError, CAError) as exc:
         stop_lab(home)
         raise UserError(f"lab up failed and was rolled back: {exc}") from exc
@@ -140,6 +155,25 @@ def _check_netns_free(plans: Sequence[NodePlan], network: LabNetwork) -> None:
         )
 
 
+@dataclass(frozen=True)
+class _Links:
+    """What the network between the nodes is like: capacity, RTTs, TCP settings."""
+
+    rate_gbit: float | None
+    matrix: RttMatrix | None
+    tcp: TcpSettings
+
+    def settings(self) -> dict[str, Any]:
+        """The inventory's "wan" section (the delay program's state is added by wan.py)."""
+        return {
+            "rtt_spec": self.matrix.spec if self.matrix else None,
+            "sites": self.matrix.sites if self.matrix else {},
+            "link_gbps": self.rate_gbit,
+            "congestion_control": self.tcp.congestion_control,
+            "tcp_buffer_max": self.tcp.buffer_max,
+        }
+
+
 def _build(
     home: Path,
     record: LabRun,
@@ -148,12 +182,14 @@ def _build(
     ca: CertificateAuthority,
     ca_dir: Path,
     file_size: int,
-    rate_gbit: float | None,
+    links: _Links,
 ) -> LabInventory:
     network = record.network
     account = servers.server_account()
     if record.mode == NETNS:
-        net.create_network(record, plans, network, rate_gbit)
+        net.create_network(record, plans, network, links.rate_gbit, links.tcp)
+        if links.matrix is not None:
+            wan.start_wan(record, plans, network, links.matrix)
     client_cred = ca.issue_client(CLIENT_NAME)
     client = ClientCredentials(cert=client_cred.cert, key=client_cred.key, certdir=ca.certdir)
     certdir = copy_certdir(ca.certdir, lab_dir(home) / "certificates")
@@ -191,7 +227,8 @@ def _build(
                 host_dn=host.subject_dn,
                 netns=plan.netns,
                 labels={"lab": network.prefix},
-                link_gbps=rate_gbit,
+                link_gbps=links.rate_gbit,
+                rtt_targets_ms=links.matrix.targets_from(plan.name) if links.matrix else {},
             )
         )
     wait_until_serving(record, servers, endpoints)
@@ -202,10 +239,13 @@ def _build(
         ca=ca_dir,
         mode=record.mode,
         runtime=servers.name,
+        wan=links.settings(),
     )
     inventory = replace(
         inventory, health={e.name: probe_node(e, client, file_size) for e in endpoints}
     )
+    if record.mode == NETNS:  # the TCP settings read back, and the RTTs checked once
+        inventory = wan.refresh_wan(inventory, record)
     save_inventory(inventory, inventory_path(home))
     return inventory
 
@@ -222,6 +262,9 @@ def stop_lab(home: Path | None = None) -> list[str]:
         return []
     record = LabRun.load(record_path)
     done, problems = make_runtime(record.runtime).stop(record)
+    wan_done, wan_problems = wan.stop_wan(record)
+    done.extend(wan_done)
+    problems.extend(wan_problems)
     if record.mode == NETNS:
         problems.extend(net.destroy_network(record))
         done.extend(f"removed namespace {name}" for name in record.namespaces)
@@ -243,7 +286,8 @@ def stop_lab(home: Path | None = None) -> list[str]:
 
 
 def lab_status(home: Path | None = None) -> LabInventory:
-    """The running lab's inventory with fresh health checks (processes, ports, HTTPS)."""
+    """The running lab's inventory with fresh health checks (processes, ports, HTTPS) and, in
+    netns mode, fresh TCP settings, the WAN delay program's state and pair RTTs (saved)."""
     home = Path(home or tpcbench_home())
     inventory = load_inventory(inventory_path(home))
     record_path = run_record_path(home)
@@ -259,4 +303,8 @@ def lab_status(home: Path | None = None) -> LabInventory:
                 result["checks"][check] = verdict
                 result["ok"] = result["ok"] and verdict == "ok"
         health[endpoint.name] = result
-    return replace(inventory, health=health)
+    inventory = replace(inventory, health=health)
+    if record.mode == NETNS:
+        inventory = wan.refresh_wan(inventory, record)
+        save_inventory(inventory, inventory_path(home))  # the last measured RTTs
+    return inventory

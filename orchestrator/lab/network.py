@@ -1,7 +1,7 @@
 """Network namespaces for netns mode: a star of nodes around one router namespace.
 
-The router routes (ip_forward=1, no bridge) so per-pair WAN delay can later sit on its
-FORWARD path. Nothing routes beyond 10.99.0.0/16: namespaces get no default route and an
+The router routes (ip_forward=1, no bridge) so the per-pair WAN delay sits on its FORWARD
+path (wan.py). Nothing routes beyond 10.99.0.0/16: namespaces get no default route and an
 empty resolv.conf, so no packet from the lab leaves the machine.
 """
 
@@ -16,14 +16,13 @@ from pathlib import Path
 from orchestrator.errors import UserError
 from orchestrator.lab.run_record import LabRun
 from orchestrator.lab.topology import LabNetwork, NodePlan
+from orchestrator.lab.wan_profile import TcpSettings
 
 ETC_NETNS = Path("/etc/netns")  # `ip netns exec` bind-mounts these files over /etc
 LAB_SUPERNET = "10.99.0.0/16"
-# Window scaling follows these maxima, so set them rather than inherit the host's.
-TCP_SYSCTLS = {
-    "net.ipv4.tcp_rmem": "4096 131072 33554432",
-    "net.ipv4.tcp_wmem": "4096 16384 33554432",
-}
+# Window scaling follows the buffer maxima, so set them (and the congestion control) rather
+# than inherit the host's; these are the defaults, `lab up --tcp-buffer/--congestion-control`.
+TCP_SYSCTLS = TcpSettings().sysctls()
 TBF_BURST = "256kb"
 TBF_LATENCY = "50ms"
 
@@ -70,9 +69,14 @@ def host_routes_overlapping(plans: Sequence[NodePlan], network: LabNetwork) -> l
 
 
 def create_network(
-    record: LabRun, plans: Sequence[NodePlan], network: LabNetwork, rate_gbit: float | None
+    record: LabRun,
+    plans: Sequence[NodePlan],
+    network: LabNetwork,
+    rate_gbit: float | None,
+    tcp: TcpSettings | None = None,
 ) -> None:
     """Router namespace, one namespace per node, host link; recorded before each step."""
+    tcp = tcp or TcpSettings()
     router = network.router_namespace
     _add_namespace(record, router)
     run(in_namespace(router, "sysctl", "-qw", "net.ipv4.ip_forward=1"))
@@ -103,7 +107,7 @@ def create_network(
         run(in_namespace(plan.netns, "ip", "addr", "add", f"{plan.address}/24", "dev", "eth0"))
         run(in_namespace(plan.netns, "ip", "link", "set", "eth0", "up"))
         run(in_namespace(plan.netns, "ip", "route", "add", LAB_SUPERNET, "via", plan.gateway))
-        settings = [f"{key}={value}" for key, value in TCP_SYSCTLS.items()]
+        settings = [f"{key}={value}" for key, value in tcp.sysctls().items()]
         run(in_namespace(plan.netns, "sysctl", "-qw", *settings))
         run(["ip", "route", "add", plan.subnet, "via", network.router_uplink_address])
         if rate_gbit:

@@ -1,5 +1,5 @@
-"""What a lab created (namespaces, links, data directories, processes or containers), saved as
-it goes.
+"""What a lab created (namespaces, links, data directories, processes or containers, the WAN
+delay program), saved as it goes.
 
 `lab up` writes this before each side effect, so `lab down` can undo a half-built lab too.
 """
@@ -37,6 +37,7 @@ class LabRun:
     data_dirs: list[str] = field(default_factory=list)
     processes: list[ServerProcess] = field(default_factory=list)
     containers: list[ServerContainer] = field(default_factory=list)
+    delay_line: ServerProcess | None = None  # the WAN delay program in the router (--rtt)
 
     def save(self) -> None:
         data: dict[str, Any] = {
@@ -49,6 +50,7 @@ class LabRun:
             "data_dirs": self.data_dirs,
             "processes": [p.to_json() for p in self.processes],
             "containers": [asdict(c) for c in self.containers],
+            "delay_line": self.delay_line.to_json() if self.delay_line else None,
         }
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_name(self.path.name + ".tmp")
@@ -69,4 +71,5 @@ class LabRun:
             data_dirs=list(data["data_dirs"]),
             processes=[ServerProcess.from_json(p) for p in data["processes"]],
             containers=[ServerContainer(**c) for c in data.get("containers", [])],
+            delay_line=ServerProcess.from_json(line) if (line := data.get("delay_line")) else None,
         )

@@ -157,8 +157,10 @@ def test_unreachable_home_is_named() -> None:
     ("kwargs", "message"),
     [
         ({"file_size": 0}, "--file-size must be a positive"),
-        ({"rate_gbit": -1.0}, "--rate must be a positive"),
-        ({"rate_gbit": 1.0, "mode": "loopback"}, "--rate needs netns mode"),
+        ({"rate_gbit": -1.0}, "--link-capacity must be a positive rate"),
+        ({"rate_gbit": 1.0, "mode": "loopback"}, "--link-capacity needs netns mode"),
+        ({"rtt": "uniform:30ms", "mode": "loopback"}, "--rtt and TCP settings need netns mode"),
+        ({"rtt": "uniform:fast"}, "'fast' is not a duration"),
         ({"mode": "bridge"}, "unknown lab mode"),
     ],
 )
@@ -169,3 +171,14 @@ def test_bad_options_are_refused_before_anything_starts(
     with pytest.raises(UserError, match=message):
         start_lab(home_with_ca, 1, network=LabNetwork(prefix="tpcbx", subnet_offset=245), **options)
     assert not (home_with_ca / "lab" / "run.json").exists()
+
+
+def test_an_unbuilt_delay_program_is_named_before_anything_starts(
+    home_with_ca: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TPCBENCH_DELAYLINE", str(home_with_ca / "no-such-delayline"))
+    network = LabNetwork(prefix="tpcwx", subnet_offset=135)
+    with pytest.raises(UserError, match=r"is not built; build it with: make delayline"):
+        start_lab(home_with_ca, 2, 1 << 20, network=network, rtt="uniform:10ms")
+    assert not (home_with_ca / "lab" / "run.json").exists()
+    assert not {n for n in existing_namespaces() if n.startswith("tpcwx-")}

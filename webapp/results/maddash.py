@@ -47,6 +47,7 @@ class UnknownGrid(LookupError):
 class Limits:
     ok_gbps: float
     warning_gbps: float
+    link_gbps: float | None = None  # the link capacity these are fractions of, if they are
 
     def status(self, value_gbps: float) -> int:
         if value_gbps >= self.ok_gbps:
@@ -81,42 +82,79 @@ def maddash_grid_names() -> list[str]:
     return [p for p in Protocol.values if p in found]
 
 
-def _limits_resolvers(protocols: list[str]) -> dict[str, tuple[Limits, Callable]]:
+# (grid-wide Limits, (src_id, dst_id) -> Limits, whether the defaults differ per pair's link)
+Resolver = tuple[Limits, Callable, bool]
+
+
+def _limits_resolvers(protocols: list[str], links: dict[int, float | None]) -> dict[str, Resolver]:
     """Per protocol: its grid-wide Limits and (src_id, dst_id) -> Limits, the most specific
-    Threshold winning over the defaults. One query for all the protocols."""
+    Threshold winning over the defaults. One query for all the protocols.
+
+    `links`: node id -> link capacity in Gbit/s (None: unknown)."""
     rows = (
         Threshold.objects.filter(protocol__in=protocols)
         .order_by()
         .values_list("protocol", "src_id", "dst_id", "ok_gbps", "warning_gbps")
     )
-    return _resolvers_from(protocols, rows)
+    return _resolvers_from(protocols, rows, links)
+
+
+def _link_defaults(links: dict[int, float | None]) -> tuple[Callable, Limits, bool]:
+    """The default limits when no Threshold row applies: fractions of the smaller known link
+    of a pair (TPCBENCH_OK_FRACTION / _WARNING_FRACTION), else the absolute settings.
+
+    Returns (src_id, dst_id) -> Limits, the limits to show for the grid, and whether they
+    differ per pair (nodes with different or unknown capacities)."""
+    absolute = Limits(settings.TPCBENCH_DEFAULT_OK_GBPS, settings.TPCBENCH_DEFAULT_WARNING_GBPS)
+    known = {node: link for node, link in links.items() if link}
+    ok_fraction = settings.TPCBENCH_OK_LINK_FRACTION
+    warning_fraction = settings.TPCBENCH_WARNING_LINK_FRACTION
+
+    def of_link(link: float) -> Limits:
+        return Limits(ok_fraction * link, warning_fraction * link, link)
+
+    if not known:
+        return (lambda src_id, dst_id: absolute), absolute, False
+    capacities = set(known.values())
+    if len(capacities) == 1 and len(known) == len(links):  # one capacity everywhere
+        shown = of_link(next(iter(capacities)))
+        return (lambda src_id, dst_id: shown), shown, False
+
+    def for_pair(src_id: int, dst_id: int) -> Limits:
+        ends = [known[n] for n in (src_id, dst_id) if n in known]
+        return of_link(min(ends)) if ends else absolute
+
+    return for_pair, absolute, True
 
 
 def _resolvers_from(
-    protocols: list[str], thresholds: Iterable[tuple]
-) -> dict[str, tuple[Limits, Callable]]:
+    protocols: list[str], thresholds: Iterable[tuple], links: dict[int, float | None]
+) -> dict[str, Resolver]:
     """_limits_resolvers() from Threshold rows (protocol, src_id, dst_id, ok, warning)."""
-    default = Limits(settings.TPCBENCH_DEFAULT_OK_GBPS, settings.TPCBENCH_DEFAULT_WARNING_GBPS)
+    link_limits, link_shown, per_link = _link_defaults(links)
     rows: dict[str, dict[tuple, Limits]] = {p: {} for p in protocols}
     for protocol, src_id, dst_id, ok_gbps, warning_gbps in thresholds:
         rows[protocol][(src_id, dst_id)] = Limits(ok_gbps, warning_gbps)
     resolvers = {}
     for protocol, specific in rows.items():
-        grid_default = specific.pop((None, None), default)
+        grid_row = specific.pop((None, None), None)  # an admin's grid-wide row beats the links
 
-        def resolve(src_id: int, dst_id: int, specific=specific, grid_default=grid_default):
+        def resolve(src_id: int, dst_id: int, specific=specific, grid_row=grid_row):
             if specific:
                 for key in ((src_id, dst_id), (src_id, None), (None, dst_id)):
                     if key in specific:
                         return specific[key]
-            return grid_default
+            return grid_row if grid_row is not None else link_limits(src_id, dst_id)
 
-        resolvers[protocol] = (grid_default, resolve)
+        if grid_row is not None:
+            resolvers[protocol] = (grid_row, resolve, False)
+        else:
+            resolvers[protocol] = (link_shown, resolve, per_link)
     return resolvers
 
 
-def _limits_resolver(protocol: str) -> tuple[Limits, Callable]:
-    return _limits_resolvers([protocol])[protocol]
+def _limits_resolver(protocol: str, links: dict[int, float | None]) -> Resolver:
+    return _limits_resolvers([protocol], links)[protocol]
 
 
 def _epoch(moment: datetime | None) -> int | None:
@@ -251,6 +289,8 @@ class GridBands:
     check_names: list[str]
     ok_gbps: float
     warning_gbps: float
+    link_gbps: float | None  # ok/warning are fractions of this capacity, when they are
+    per_link_limits: bool  # the default limits are fractions of each pair's own link
     last_update: int | None  # epoch of the newest measurement in the window
     cells: list[list[tuple[Band, ...] | None]]
     stats: list[int]  # bands per status (MaDDash's report)
@@ -274,8 +314,9 @@ def _build_bands_by_parts(protocols: list[str], window: str) -> list[GridBands]:
     reasons = (
         _failure_reasons(condition, protocols) if any(r[5] == 0 and r[6] > 0 for r in rows) else {}
     )
-    nodes = list(Node.objects.order_by("name").values_list("id", "name"))
-    resolvers = _limits_resolvers(protocols)
+    node_rows = list(Node.objects.order_by("name").values_list("id", "name", "link_gbps"))
+    nodes = [(node_id, name) for node_id, name, _ in node_rows]
+    resolvers = _limits_resolvers(protocols, {node_id: link for node_id, _, link in node_rows})
     by_protocol: dict[str, list[tuple]] = {p: [] for p in protocols}
     for row in rows:
         by_protocol[row[0]].append(row)
@@ -314,7 +355,7 @@ _BANDS_SQL = (
     "SELECT 0, protocol, src_id, dst_id, streams, value, ok, bad, n, last, NULL::float8, "
     "NULL::text, NULL::text FROM cells "
     "UNION ALL SELECT 1, name, id, row_number() OVER (ORDER BY name), "
-    "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM results_node "
+    "NULL, link_gbps, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM results_node "
     "UNION ALL SELECT 2, protocol, src_id, dst_id, NULL, ok_gbps, NULL, NULL, NULL, NULL, "
     "warning_gbps, NULL, NULL FROM results_threshold WHERE protocol = ANY(%s) "
     "UNION ALL SELECT 3, f.protocol, f.src_id, f.dst_id, f.streams, "
@@ -376,6 +417,7 @@ def _build_bands_in_one_query(protocols: list[str], window: str, *, probe: bool)
     by_protocol: dict[str, list[tuple]] = {p: [] for p in protocols}
     reasons: dict[tuple[str, int, int, int], tuple[str, str]] = {}
     ranked_nodes: list[tuple[int, int, str]] = []
+    links: dict[int, float | None] = {}
     thresholds: list[tuple] = []
     present: set[str] = set()
     campaign = None
@@ -385,6 +427,7 @@ def _build_bands_in_one_query(protocols: list[str], window: str, *, probe: bool)
             by_protocol[row[1]].append(row[1:10])
         elif kind == _NODE:
             ranked_nodes.append((row[3], row[2], row[1]))
+            links[row[2]] = row[5]
         elif kind == _THRESHOLD:
             thresholds.append((row[1], row[2], row[3], row[5], row[10]))
         elif kind == _FAILURE:  # as _failure_reasons() gives it (for the bands that use it)
@@ -396,7 +439,7 @@ def _build_bands_in_one_query(protocols: list[str], window: str, *, probe: bool)
             campaign = CampaignStart(started=started)
     ranked_nodes.sort()
     nodes = [(node_id, name) for _, node_id, name in ranked_nodes]
-    resolvers = _resolvers_from(protocols, thresholds)
+    resolvers = _resolvers_from(protocols, thresholds, links)
     shown = [p for p in protocols if p in present] if probe else protocols
     return [
         _grid(
@@ -420,6 +463,7 @@ def _grid(
     nodes: list[tuple[int, str]],
     grid_limits: Limits,
     limits_for: Callable,
+    per_link: bool = False,
     *,
     campaign: CampaignStart | None = None,
 ) -> GridBands:
@@ -472,6 +516,8 @@ def _grid(
         check_names=[check_name(k) for k in streams],
         ok_gbps=grid_limits.ok_gbps,
         warning_gbps=grid_limits.warning_gbps,
+        link_gbps=grid_limits.link_gbps,
+        per_link_limits=per_link,
         last_update=max(map(itemgetter(8), rows), default=None),
         cells=cells,
         stats=stats,
@@ -524,11 +570,16 @@ def _report(bands: GridBands) -> dict:
 
 
 def status_labels(bands: GridBands) -> list[str]:
-    ok, warning = bands.ok_gbps, bands.warning_gbps
+    if bands.per_link_limits:  # the limits differ per pair: say what they are fractions of
+        ok = f"{settings.TPCBENCH_OK_LINK_FRACTION:.0%} of the pair's link"
+        warning = f"{settings.TPCBENCH_WARNING_LINK_FRACTION:.0%} of the pair's link"
+    else:
+        ok, warning = f"{bands.ok_gbps:g} Gbps", f"{bands.warning_gbps:g} Gbps"
+    of_link = f" ({bands.link_gbps:g} Gbit/s links)" if bands.link_gbps else ""
     return [
-        f"Throughput >= {ok:g} Gbps",
-        f"Throughput >= {warning:g} Gbps and < {ok:g} Gbps, or some transfers failed",
-        f"Throughput < {warning:g} Gbps, or every transfer failed",
+        f"Throughput >= {ok}{of_link}",
+        f"Throughput >= {warning} and < {ok}, or some transfers failed",
+        f"Throughput < {warning}, or every transfer failed",
         "Unable to retrieve data",
         "Check has not yet run",
     ]
@@ -699,7 +750,9 @@ def maddash_check(
     streams = parse_check_name(check)
     if grid not in Protocol.values or streams is None:
         raise UnknownGrid(f"no check {check!r} in grid {grid!r}")
-    nodes = dict(Node.objects.filter(name__in=[row, col]).values_list("name", "id"))
+    found = Node.objects.filter(name__in=[row, col]).values_list("name", "id", "link_gbps")
+    nodes = {name: node_id for name, node_id, _ in found}
+    links = {node_id: link for _, node_id, link in found}
     if row not in nodes or col not in nodes or row == col:
         raise UnknownGrid(f"no cell {row!r} -> {col!r} in grid {grid!r}")
     measurements = Measurement.objects.filter(
@@ -725,7 +778,7 @@ def maddash_check(
         .values_list("measurement_id", "error_class", "message")
     ):
         reasons.setdefault(measurement_id, (error_class or "unknown", message))
-    _, limits_for = _limits_resolver(grid)
+    _, limits_for, _ = _limits_resolver(grid, links)
     limits = limits_for(nodes[row], nodes[col])
 
     def result(m: dict | None) -> dict:

@@ -7,6 +7,10 @@ from django.db.models import F, Q
 
 from results.choices import CampaignState, ErrorClass, Outcome, Protocol, Trigger
 
+# The RTT check's rule (orchestrator/rtt_check.py holds the same): 1 ms or 5% of the target.
+RTT_TOLERANCE_MS = 1.0
+RTT_TOLERANCE_FRACTION = 0.05
+
 
 class Node(models.Model):
     """A storage server under test (one per 100 Gbps Kubernetes node, or one lab server)."""
@@ -15,6 +19,9 @@ class Node(models.Model):
     address = models.CharField(max_length=255, blank=True, default="")
     site = models.CharField(max_length=100, blank=True, default="")
     labels = models.JSONField(default=dict, blank=True)
+    # The node's link capacity as the orchestrator reports it (lab --link-capacity, a node
+    # label on a cluster); the grid's default thresholds are fractions of it.
+    link_gbps = models.FloatField(null=True, blank=True)
     first_seen = models.DateTimeField(auto_now_add=True)
     last_seen = models.DateTimeField(auto_now_add=True)
 
@@ -73,6 +80,8 @@ class Measurement(models.Model):
     transfer_count = models.PositiveIntegerField()
     file_size = models.BigIntegerField()
     rtt_ms = models.FloatField(null=True, blank=True)
+    # What an emulated WAN promised for this pair (lab --rtt); the RTT check compares rtt_ms.
+    rtt_target_ms = models.FloatField(null=True, blank=True)
     throughput_gbps = models.FloatField(null=True, blank=True)
     makespan_gbps = models.FloatField(null=True, blank=True)
     succeeded = models.PositiveIntegerField(default=0)
@@ -99,6 +108,10 @@ class Measurement(models.Model):
             models.CheckConstraint(
                 name="measurement_rtt_not_negative",
                 condition=Q(rtt_ms__isnull=True) | Q(rtt_ms__gte=0),
+            ),
+            models.CheckConstraint(
+                name="measurement_rtt_target_not_negative",
+                condition=Q(rtt_target_ms__isnull=True) | Q(rtt_target_ms__gte=0),
             ),
         ]
         indexes = [
@@ -141,6 +154,16 @@ class Measurement(models.Model):
             models.Index(fields=["started"], name="measurement_started"),
         ]
 
+    @property
+    def rtt_within_target(self) -> bool | None:
+        """The orchestrator's RTT check: within 1 ms or 5% of the target (None: no target)."""
+        if self.rtt_target_ms is None:
+            return None
+        if self.rtt_ms is None:
+            return False
+        tolerance = max(RTT_TOLERANCE_MS, RTT_TOLERANCE_FRACTION * self.rtt_target_ms)
+        return abs(self.rtt_ms - self.rtt_target_ms) <= tolerance
+
     def __str__(self) -> str:
         when = f"{self.started:%Y-%m-%d %H:%M}"
         return f"{self.src_id}->{self.dst_id} {self.protocol}x{self.streams} {when}"
@@ -178,7 +201,8 @@ class Threshold(models.Model):
     """Grid colour thresholds for a protocol, optionally for one source and/or destination.
 
     The most specific row wins: (src, dst) over src-only or dst-only over protocol-wide; without
-    any row the settings' defaults apply (OK >= 30 Gbps, WARNING >= 10 Gbps).
+    any row the defaults apply: fractions of the pair's link capacity when a node's is known
+    (OK >= 30%, WARNING >= 10% of the smaller link), else OK >= 30 Gbps, WARNING >= 10 Gbps.
     """
 
     protocol = models.CharField(max_length=16, choices=Protocol.choices)

@@ -83,6 +83,8 @@ def payload_fingerprint(payload: dict) -> str:
             for t in sorted(payload["transfers"], key=lambda t: t["index"])
         ],
     }
+    if payload.get("rtt_target_ms") is not None:  # absent otherwise: older sums stay valid
+        canonical["rtt_target_ms"] = payload["rtt_target_ms"]
     text = json.dumps(canonical, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -98,6 +100,22 @@ def nodes_ensure(*, names: Iterable[str]) -> dict[str, Node]:
     if any(n.pk is None for n in nodes):  # backends that cannot return ids on upsert
         return {n.name: n for n in Node.objects.filter(name__in=[n.name for n in nodes])}
     return {n.name: n for n in nodes}
+
+
+def node_links_update(*, payloads: Iterable[dict]) -> None:
+    """Keep each node's link capacity as the payloads report it (src_link_gbps, dst_link_gbps);
+    one query when any is given, a write only for a node whose capacity changed."""
+    links: dict[str, float] = {}
+    for payload in payloads:
+        for role in ("src", "dst"):
+            if payload.get(f"{role}_link_gbps") is not None:
+                links[payload[role]] = payload[f"{role}_link_gbps"]
+    if not links:
+        return
+    stored = dict(Node.objects.filter(name__in=links).values_list("name", "link_gbps"))
+    for name, link in sorted(links.items()):
+        if stored.get(name) != link:
+            Node.objects.filter(name=name).update(link_gbps=link)
 
 
 def campaigns_ensure(*, first_seen: dict[uuid_lib.UUID, datetime]) -> dict[uuid_lib.UUID, Campaign]:
@@ -143,6 +161,7 @@ def _build(
         transfer_count=len(payload["transfers"]),
         file_size=payload["file_size"],
         rtt_ms=payload.get("rtt_ms"),
+        rtt_target_ms=payload.get("rtt_target_ms"),
         throughput_gbps=figures.throughput_gbps,
         makespan_gbps=figures.makespan_gbps,
         succeeded=figures.succeeded,
@@ -260,6 +279,7 @@ def measurements_ingest(*, payloads: Sequence[dict]) -> list[IngestResult | Meas
             fresh.setdefault(payload["uuid"], (payload, fingerprint))
     if fresh:
         nodes = nodes_ensure(names=[n for p, _ in fresh.values() for n in (p["src"], p["dst"])])
+        node_links_update(payloads=[p for p, _ in fresh.values()])
         first_seen: dict[uuid_lib.UUID, datetime] = {}
         for p, _ in fresh.values():
             if p.get("campaign"):

@@ -5,7 +5,10 @@ DJANGO_DEBUG            "true" for local development (default false)
 DJANGO_SECRET_KEY       required when DJANGO_DEBUG is false
 DJANGO_ALLOWED_HOSTS    comma-separated (default localhost,127.0.0.1,[::1])
 TPCBENCH_ANONYMOUS_READS  "false" makes every read require authentication (default true)
-TPCBENCH_OK_GBPS / TPCBENCH_WARNING_GBPS  default grid thresholds (30 / 10)
+TPCBENCH_OK_GBPS / TPCBENCH_WARNING_GBPS  default grid thresholds (30 / 10) for nodes whose
+                        link capacity is unknown
+TPCBENCH_OK_FRACTION / TPCBENCH_WARNING_FRACTION  default thresholds as fractions of a pair's
+                        (smaller) link capacity when the orchestrator reports it (0.3 / 0.1)
 """
 
 import os
@@ -149,6 +152,9 @@ STORAGES = {
 TPCBENCH_ANONYMOUS_READS = env_bool("TPCBENCH_ANONYMOUS_READS", True)
 TPCBENCH_DEFAULT_OK_GBPS = env_float("TPCBENCH_OK_GBPS", 30.0)
 TPCBENCH_DEFAULT_WARNING_GBPS = env_float("TPCBENCH_WARNING_GBPS", 10.0)
+# The paper's 30 and 10 Gbps on its 100 Gbps links, as fractions of any link.
+TPCBENCH_OK_LINK_FRACTION = env_float("TPCBENCH_OK_FRACTION", 0.3)
+TPCBENCH_WARNING_LINK_FRACTION = env_float("TPCBENCH_WARNING_FRACTION", 0.1)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

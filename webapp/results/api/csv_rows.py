@@ -14,6 +14,7 @@ MEASUREMENT_COLUMNS = {
     "transfers": "transfer_count",
     "file_size": "file_size",
     "rtt_ms": "rtt_ms",
+    "rtt_target_ms": "rtt_target_ms",
     "started": "started",
     "finished": "finished",
     "throughput_gbps": "throughput_gbps",

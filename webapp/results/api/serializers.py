@@ -82,6 +82,30 @@ class MeasurementInSerializer(serializers.Serializer):
     rtt_ms = StrictFloatField(
         min_value=0, max_value=1e6, allow_null=True, required=False, default=None
     )
+    rtt_target_ms = StrictFloatField(
+        min_value=0,
+        max_value=1e6,
+        allow_null=True,
+        required=False,
+        default=None,
+        help_text="The RTT an emulated WAN promised for this pair (lab --rtt), if any.",
+    )
+    src_link_gbps = StrictFloatField(
+        min_value=1e-6,
+        max_value=1e6,
+        allow_null=True,
+        required=False,
+        default=None,
+        help_text="The source node's link capacity, if known: kept on the node.",
+    )
+    dst_link_gbps = StrictFloatField(
+        min_value=1e-6,
+        max_value=1e6,
+        allow_null=True,
+        required=False,
+        default=None,
+        help_text="The destination node's link capacity, if known: kept on the node.",
+    )
     started = serializers.DateTimeField()
     finished = serializers.DateTimeField()
     throughput_gbps = StrictFloatField(
@@ -131,6 +155,11 @@ class MeasurementSerializer(serializers.ModelSerializer):
     src = serializers.SlugRelatedField(slug_field="name", read_only=True)
     dst = serializers.SlugRelatedField(slug_field="name", read_only=True)
     transfers = TransferSerializer(many=True, read_only=True, required=False)
+    rtt_within_target = serializers.BooleanField(
+        read_only=True,
+        allow_null=True,
+        help_text="rtt_ms within 1 ms or 5% of rtt_target_ms (null: no target).",
+    )
 
     class Meta:
         model = Measurement
@@ -144,6 +173,8 @@ class MeasurementSerializer(serializers.ModelSerializer):
             "transfer_count",
             "file_size",
             "rtt_ms",
+            "rtt_target_ms",
+            "rtt_within_target",
             "started",
             "finished",
             "throughput_gbps",
@@ -189,6 +220,7 @@ class NodeSerializer(serializers.ModelSerializer):
             "address",
             "site",
             "labels",
+            "link_gbps",
             "first_seen",
             "last_seen",
             "measurements_as_src",

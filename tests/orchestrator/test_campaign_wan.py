@@ -1,0 +1,111 @@
+"""A campaign on an emulated WAN, end to end: a real 3-node lab with RTTs of 10, 30 and 60 ms
+and 5 Gbit/s links, `tpcbench campaign run` as a process, the real webapp (gunicorn +
+PostgreSQL). The stored RTTs are the targets' (1 ms or 5%), throughput falls with RTT (the
+API's fitted slope is negative) and the grid's thresholds are fractions of the links."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from support.real_webapp import REPO, RealWebapp
+
+from ca.authority import CertificateAuthority
+from orchestrator.lab import LabNetwork, start_lab, stop_lab
+from orchestrator.lab.wan_profile import TcpSettings
+from orchestrator.rtt_check import rtt_within_target
+
+pytestmark = [
+    pytest.mark.lab,
+    pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root"),
+]
+NETWORK = LabNetwork(prefix="tpcwc", subnet_offset=110)
+MATRIX = "src,dst,rtt_ms\nlab-1,lab-2,10\nlab-1,lab-3,30\nlab-2,lab-3,60\n"
+TARGETS = {("lab-1", "lab-2"): 10.0, ("lab-1", "lab-3"): 30.0, ("lab-2", "lab-3"): 60.0}
+# Small buffers: one stream is window-limited, as on the paper's 100 Gbit/s links.
+TCP = TcpSettings(buffer_max=256 << 10)
+
+
+@pytest.fixture(scope="module")
+def wan_lab() -> Iterator[Path]:
+    home = Path(tempfile.mkdtemp(prefix="tpcbench-wancampaign-"))
+    home.chmod(0o755)
+    (home / "wan.csv").write_text(MATRIX)
+    CertificateAuthority.init(home / "ca")
+    try:
+        start_lab(
+            home, 3, 4 << 20, network=NETWORK, rtt=str(home / "wan.csv"), tcp=TCP, rate_gbit=5.0
+        )
+        yield home
+    finally:
+        stop_lab(home)
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def webapp() -> Iterator[RealWebapp]:
+    workdir = Path(tempfile.mkdtemp(prefix="tpcbench-wanweb-"))
+    app = RealWebapp(workdir).create()
+    app.start()
+    try:
+        yield app
+    finally:
+        app.drop()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def test_campaign_stores_checked_rtts_and_throughput_falls_with_rtt(
+    wan_lab: Path, webapp: RealWebapp, tmp_path: Path
+) -> None:
+    env = {
+        **os.environ,
+        "TPCBENCH_HOME": str(tmp_path),
+        "TPCBENCH_API_TOKEN": webapp.token,
+        "PYTHONPATH": str(REPO),
+        "COLUMNS": "200",
+    }
+    inventory = str(wan_lab / "lab" / "inventory.json")
+    run = subprocess.run(
+        [
+            sys.executable, "-m", "orchestrator", "campaign", "run", "--inventory", inventory,
+            "--report-to", webapp.url, "--protocols", "https,gridftp", "--streams", "1",
+            "--transfers", "2", "--transfer-timeout", "120",
+        ],
+        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=900, check=False,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "RTT check: 6/6 pairs within 1 ms or 5% of their target" in run.stderr
+    assert "target" in run.stdout  # the summary table shows each pair's target
+
+    rows = webapp.query(
+        "SELECT s.name, d.name, m.protocol, m.rtt_ms, m.rtt_target_ms, m.throughput_gbps "
+        "FROM results_measurement m JOIN results_node s ON s.id = m.src_id "
+        "JOIN results_node d ON d.id = m.dst_id"
+    )
+    assert len(rows) == 12
+    for src, dst, _, rtt_ms, target_ms, throughput in rows:
+        expected = TARGETS.get((src, dst)) or TARGETS[(dst, src)]
+        assert target_ms == expected
+        assert rtt_within_target(rtt_ms, target_ms), (src, dst, rtt_ms, target_ms)
+        assert throughput is not None and throughput > 0
+
+    client = httpx.Client(base_url=webapp.url, trust_env=False, timeout=30)
+    for protocol in ("https", "gridftp"):
+        answer = client.get(
+            "/api/v1/throughput-vs-latency/",
+            params={"protocol": protocol, "streams": 1, "window": "latest"},
+        ).json()
+        assert len(answer["points"]) == 6
+        assert answer["fits"][protocol]["slope_gbps_per_ms"] < 0, answer
+
+    nodes = client.get("/api/v1/nodes/").json()["results"]
+    assert {n["name"]: n["link_gbps"] for n in nodes} == {f"lab-{i}": 5.0 for i in (1, 2, 3)}
+    grid = client.get("/maddash/grids/https").json()
+    assert grid["statusLabels"][0] == "Throughput >= 1.5 Gbps (5 Gbit/s links)"

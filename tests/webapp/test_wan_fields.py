@@ -1,0 +1,123 @@
+"""What an emulated WAN adds to a measurement (rtt_target_ms, the node's link capacity) and
+grid thresholds that follow the link capacity unless a Threshold row says otherwise."""
+
+import pytest
+from results import maddash
+from results.models import Node, Threshold
+
+pytestmark = pytest.mark.django_db
+GIB_BITS = 2**30 * 8
+
+
+def seconds_for(gbps: float, k: int = 11) -> float:
+    return k * GIB_BITS / (gbps * 1e9)
+
+
+@pytest.fixture
+def post(reporter, make_payload):
+    """POST a payload with extra top-level keys (the WAN fields); returns the response."""
+
+    def send(extra: dict | None = None, **kwargs):
+        body = {**make_payload(**kwargs), **(extra or {})}
+        return body, reporter.post("/api/v1/measurements/", body, format="json")
+
+    return send
+
+
+def cell_status(grid: dict, src: str, dst: str) -> list[int]:
+    row = [r["name"] for r in grid["rows"]].index(src)
+    return [band["status"] for band in grid["grid"][row][grid["columnNames"].index(dst)]]
+
+
+def test_rtt_target_is_stored_and_checked_with_the_orchestrators_rule(post, anonymous):
+    within = {"rtt_target_ms": 30.0}
+    body, response = post(within, rtt_ms=31.4)  # 5% of 30 is 1.5 ms
+    assert response.status_code == 201, response.content
+    shown = anonymous.get(f"/api/v1/measurements/{body['uuid']}/").json()
+    assert (shown["rtt_target_ms"], shown["rtt_within_target"]) == (30.0, True)
+    _, again = post(within, rtt_ms=31.4)
+    assert again.status_code == 201
+    body, response = post({"rtt_target_ms": 10.0}, rtt_ms=11.2)  # 1 ms is the floor
+    assert (
+        anonymous.get(f"/api/v1/measurements/{body['uuid']}/").json()["rtt_within_target"] is False
+    )
+    body, response = post(rtt_ms=11.2)  # no target: not checked
+    shown = anonymous.get(f"/api/v1/measurements/{body['uuid']}/").json()
+    assert (shown["rtt_target_ms"], shown["rtt_within_target"]) == (None, None)
+    streamed = anonymous.get("/api/v1/measurements/?format=csv").streaming_content
+    csv = b"".join(streamed).decode()
+    assert csv.splitlines()[0].split(",")[8:10] == ["rtt_ms", "rtt_target_ms"]
+
+
+def test_a_retry_with_a_target_is_recognised_and_a_changed_target_conflicts(post, reporter):
+    body, response = post({"rtt_target_ms": 30.0}, rtt_ms=30.2)
+    assert response.status_code == 201
+    assert reporter.post("/api/v1/measurements/", body, format="json").status_code == 200
+    changed = {**body, "rtt_target_ms": 60.0}
+    assert reporter.post("/api/v1/measurements/", changed, format="json").status_code == 409
+
+
+def test_link_capacity_reported_with_a_measurement_is_kept_on_the_nodes(post, anonymous):
+    _, response = post({"src_link_gbps": 2.0, "dst_link_gbps": 10.0}, src="a", dst="b")
+    assert response.status_code == 201
+    assert dict(Node.objects.values_list("name", "link_gbps")) == {"a": 2.0, "b": 10.0}
+    post({"src_link_gbps": 5.0}, src="a", dst="c")  # a changed capacity replaces the old one
+    post(src="b", dst="c")  # nothing reported: nothing changes
+    assert dict(Node.objects.values_list("name", "link_gbps")) == {"a": 5.0, "b": 10.0, "c": None}
+    nodes = {n["name"]: n for n in anonymous.get("/api/v1/nodes/").json()["results"]}
+    assert nodes["a"]["link_gbps"] == 5.0
+    _, bad = post({"dst_link_gbps": 0}, src="a", dst="b")
+    assert bad.status_code == 400 and "dst_link_gbps" in bad.json()
+
+
+@pytest.fixture
+def two_gbit_lab(post):
+    """Three nodes on 2 Gbit/s links: OK >= 0.6, WARNING >= 0.2 Gbit/s by default."""
+    links = {"src_link_gbps": 2.0, "dst_link_gbps": 2.0}
+    post(links, src="a", dst="b", seconds=seconds_for(0.7))
+    post(links, src="b", dst="c", seconds=seconds_for(0.3))
+    post(links, src="c", dst="a", seconds=seconds_for(0.1))
+
+
+def test_default_thresholds_are_fractions_of_the_link(two_gbit_lab):
+    grid = maddash.maddash_grid(name="https", window="24h")
+    assert cell_status(grid, "a", "b")[0] == maddash.OK
+    assert cell_status(grid, "b", "c")[0] == maddash.WARNING
+    assert cell_status(grid, "c", "a")[0] == maddash.CRITICAL
+    assert grid["statusLabels"][0] == "Throughput >= 0.6 Gbps (2 Gbit/s links)"
+    assert grid["statusLabels"][2].startswith("Throughput < 0.2 Gbps")
+
+
+def test_fractions_come_from_the_settings(two_gbit_lab, settings):
+    settings.TPCBENCH_OK_LINK_FRACTION = 0.1  # 0.2 Gbit/s
+    settings.TPCBENCH_WARNING_LINK_FRACTION = 0.1
+    grid = maddash.maddash_grid(name="https", window="24h")
+    assert cell_status(grid, "b", "c")[0] == maddash.OK
+
+
+def test_a_threshold_row_in_the_admin_still_wins(two_gbit_lab):
+    Threshold.objects.create(protocol="https", ok_gbps=0.25, warning_gbps=0.05)
+    grid = maddash.maddash_grid(name="https", window="24h")
+    assert [cell_status(grid, *pair)[0] for pair in (("b", "c"), ("c", "a"))] == [
+        maddash.OK,
+        maddash.WARNING,
+    ]
+    assert grid["statusLabels"][0] == "Throughput >= 0.25 Gbps"
+    c, a = Node.objects.get(name="c"), Node.objects.get(name="a")
+    Threshold.objects.create(protocol="https", src=c, dst=a, ok_gbps=0.05, warning_gbps=0.01)
+    grid = maddash.maddash_grid(name="https", window="24h")
+    assert cell_status(grid, "c", "a")[0] == maddash.OK
+
+
+@pytest.mark.parametrize("window", ["latest", "24h"])
+def test_mixed_links_limit_each_pair_by_its_smaller_link(post, window):
+    post({"src_link_gbps": 2.0, "dst_link_gbps": 10.0}, src="a", dst="b", seconds=seconds_for(1))
+    post({"src_link_gbps": 10.0}, src="b", dst="c", seconds=seconds_for(2.5))  # c: unknown
+    post(src="c", dst="a", seconds=seconds_for(0.5))
+    grids = maddash._build_bands_by_parts(["https"], window)
+    assert maddash._build_bands_in_one_query(["https"], window, probe=False) == grids
+    grid = maddash.maddash_grid(name="https", window="24h")
+    assert cell_status(grid, "a", "b")[0] == maddash.OK  # 1 >= 0.3 x min(2, 10)
+    assert cell_status(grid, "b", "c")[0] == maddash.WARNING  # 2.5 < 0.3 x 10
+    assert cell_status(grid, "c", "a")[0] == maddash.WARNING  # 0.5 < 0.3 x 2 (a's, known)
+    assert grid["statusLabels"][0] == "Throughput >= 30% of the pair's link"
