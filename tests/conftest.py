@@ -14,8 +14,7 @@ from typing import TypeVar
 
 import pytest
 from support.images import ensure_images
-
-from orchestrator.testing.simcluster import SimCluster, ensure_binaries
+from support.simcluster import SimCluster, ensure_binaries
 
 T = TypeVar("T")
 

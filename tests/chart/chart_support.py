@@ -18,8 +18,7 @@ from typing import Any
 import pytest
 import yaml
 from kubernetes import client, dynamic
-
-from orchestrator.testing.simcluster import SimCluster, fake_node, write_kubeconfig
+from support.simcluster import SimCluster, fake_node, write_kubeconfig
 
 REPO = Path(__file__).resolve().parents[2]
 CHART = REPO / "charts" / "tpc-bench"

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 from chart_support import HELM_BUILD, Cluster, Helm
-
-from orchestrator.testing.simcluster import SimCluster
+from support.simcluster import SimCluster
 
 
 @pytest.fixture(scope="session")

@@ -31,7 +31,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.testing import simcluster_certs
+from support import simcluster_certs
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
@@ -333,7 +333,7 @@ def write_kubeconfig(
 
 
 def main() -> None:
-    """`python -m orchestrator.testing.simcluster [WORKDIR]`: run a cluster until Ctrl-C."""
+    """`PYTHONPATH=tests python -m support.simcluster [WORKDIR]`: run a cluster until Ctrl-C."""
     import sys
     import tempfile
 

@@ -1,1 +1,0 @@
-"""Real, local stand-ins for production infrastructure, used by tests and benchmarks."""
