@@ -39,6 +39,8 @@ from orchestrator.planner import (
     plan_campaign,
     schedule,
 )
+from orchestrator.prelim.baseline import DEFAULT_SECONDS as DEFAULT_BASELINE_SECONDS
+from orchestrator.prelim.baseline import DEFAULT_STREAMS as DEFAULT_BASELINE_STREAMS
 from orchestrator.prelim.baseline import Baseline, check_baseline_possible, measure_baseline
 from orchestrator.reporter import Reporter
 from orchestrator.rtt_check import RttCheck, check_pair_rtts
@@ -287,7 +289,14 @@ def run_campaign(
             if not baseline or key in baselines:
                 return
             baselines.add(key)
-        measured = await asyncio.to_thread(link_baseline, src, dst, campaign=campaign_uuid)
+        try:
+            measured = await asyncio.to_thread(link_baseline, src, dst, campaign=campaign_uuid)
+        except Exception as exc:  # the baseline failed, not the TPC measurement: data again
+            log.warning("link baseline %s -> %s failed: %s", src.name, dst.name, exc)
+            measured = Baseline(
+                src.name, dst.name, DEFAULT_BASELINE_STREAMS, DEFAULT_BASELINE_SECONDS,
+                campaign_uuid, error=f"{type(exc).__name__}: {exc}",
+            )  # fmt: skip
         reporter.report_result("baseline", measured.to_json())
 
     async def measure_one(spec: MeasurementSpec) -> dict[str, Any]:
@@ -311,8 +320,8 @@ def run_campaign(
         record.rtt_ms = rtt_ms
         measured = record.to_json()
         for role, node in (("src", src), ("dst", dst)):
-            if node.link_gbps:  # the webapp's grid thresholds follow the links
-                measured[f"{role}_link_gbps"] = node.link_gbps
+            # the webapp's grid thresholds follow the links; None: not known (any more)
+            measured[f"{role}_link_gbps"] = node.link_gbps or None
         check = checks.get((src.name, dst.name))
         if check is not None:  # the emulated WAN's promise, kept or not, goes with the result
             measured["rtt_target_ms"] = check.target_ms

@@ -78,5 +78,7 @@ def recover_interrupted(reporter: Reporter, home: Path | None = None) -> list[st
 
 
 def campaign_payload(data: dict[str, Any]) -> dict[str, Any]:
-    keys = ("uuid", "state", "trigger", "schedule", "started", "finished")
+    """What the webapp keeps of a campaign: its state and times, and the RTT check before it
+    (an emulated WAN's pairs against their targets), once made."""
+    keys = ("uuid", "state", "trigger", "schedule", "started", "finished", "rtt_checks")
     return {k: data[k] for k in keys if data.get(k) is not None}

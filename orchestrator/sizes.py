@@ -1,11 +1,12 @@
-"""Byte sizes as people type them: 1073741824, 1GiB, 8MiB, 1G (binary units, like dd)."""
+"""Byte sizes as people type them: 1073741824, 1GiB, 8MiB, 1G, or Kubernetes' 16Gi (binary
+units, like dd)."""
 
 from __future__ import annotations
 
 import re
 
 _UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
-_SIZE = re.compile(r"^\s*(\d+)\s*([KMGT]?)(?:i?B)?\s*$", re.I)
+_SIZE = re.compile(r"^\s*(\d+)\s*([KMGT]?)(?:i?B|(?<=[KMGT])i)?\s*$", re.I)
 
 
 def parse_size(text: str) -> int:

@@ -8,7 +8,8 @@
 #   DEMO_WAN (prp: RTTs between real research sites; uniform:30ms; a matrix file; off),
 #   DEMO_LINK (2gbit: each node's link capacity, also without a WAN; off for none; the grid's
 #   thresholds follow it), DEMO_TCP_BUFFER (512KiB: the nodes' TCP buffer maximum with a WAN,
-#   small enough that one stream is window-limited at WAN RTTs).
+#   small enough that one stream is window-limited at WAN RTTs), DEMO_RUNTIME (process; podman:
+#   the nodes' servers run from our container images, built first if need be).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,6 +22,7 @@ PORT=${DEMO_PORT:-8000}
 WAN=${DEMO_WAN:-prp}
 LINK=${DEMO_LINK:-2gbit}
 TCP_BUFFER=${DEMO_TCP_BUFFER:-512KiB}
+RUNTIME=${DEMO_RUNTIME:-process}
 export TPCBENCH_HOME=${TPCBENCH_HOME:-$([ "$(id -u)" -eq 0 ] && echo /var/lib/tpc-bench || echo "$HOME/.local/state/tpc-bench")}
 DEMO_DIR=$TPCBENCH_HOME/demo
 URL=http://127.0.0.1:$PORT
@@ -63,6 +65,12 @@ fi
 if [ "$LINK" != "off" ]; then
   WAN_ARGS+=(--link-capacity "$LINK")
 fi
+case "$RUNTIME" in
+  process) ;;
+  podman) WAN_ARGS+=(--runtime podman) ;;
+  *) echo "demo: DEMO_RUNTIME must be process or podman, not '$RUNTIME'" >&2; exit 2 ;;
+esac
+LAB_ARGS="--nodes $NODES --file-size $FILE_SIZE ${WAN_ARGS[*]}"
 
 echo "demo: [1/5] certificate authority"
 $TPCBENCH ca init
@@ -73,10 +81,21 @@ if [ "$WAN" != "off" ]; then
 elif [ "$LINK" != "off" ]; then
   echo "demo:       no emulated WAN (DEMO_WAN=off); links capped at $LINK"
 fi
-if $TPCBENCH lab status >/dev/null 2>&1; then
+if [ "$RUNTIME" = podman ]; then
+  echo "demo:       servers from our container images (images/build.sh; cached after the first build)"
+  images/build.sh xrootd gridftp >/dev/null
+fi
+# A running lab is reused only when the demo started it with these very settings.
+if $TPCBENCH lab status >/dev/null 2>&1 && [ "$(cat "$DEMO_DIR/lab-args" 2>/dev/null)" = "$LAB_ARGS" ]; then
   echo "demo: a lab is already running; reusing it (scripts/demo.sh down stops it)"
 else
+  if [ -e "$TPCBENCH_HOME/lab/run.json" ]; then
+    echo "demo: the running lab has other settings than these; restarting it"
+    $TPCBENCH lab down >/dev/null
+  fi
+  rm -f "$DEMO_DIR/lab-args"
   $TPCBENCH lab up --nodes "$NODES" --file-size "$FILE_SIZE" "${WAN_ARGS[@]}"
+  echo "$LAB_ARGS" > "$DEMO_DIR/lab-args"
 fi
 
 echo "demo: [3/5] webapp at $URL (database: $DATABASE_URL)"

@@ -53,6 +53,12 @@ def register_cluster_actions(actions: argparse._SubParsersAction) -> None:
         help="a label every benchmark node carries (repeatable)",
     )
     signer.add_argument("--client-name", default="orchestrator", help="the client certificate's CN")
+    signer.add_argument(
+        "--client-dn",
+        default=None,
+        help="the DN the grid-mapfile maps, in Globus form (default: the one this CA gives "
+        "--client-name); for a client certificate of your own",
+    )
     signer.add_argument("--host-signer", default=HOST_SIGNER)
     signer.add_argument("--client-signer", default=CLIENT_SIGNER)
     signer.add_argument("--max-days", type=int, default=365, help="longest validity granted")
@@ -128,6 +134,7 @@ def _signer(args: argparse.Namespace) -> int:
         grid_mapfile_configmap=args.grid_mapfile_configmap,
         create_ca=not args.existing_ca,
         ca_subject=args.ca_subject,
+        client_dn=args.client_dn,
     )
     # The CA key is written only to a private directory in memory-backed scratch space.
     with tempfile.TemporaryDirectory(prefix="tpcbench-signer-") as workdir:

@@ -46,6 +46,7 @@ class SignerConfig:
     create_ca: bool = True  # False: the Secret must already hold the site's CA
     ca_subject: str | None = None  # for a CA made here; default: our CA's subject
     grid_user: str = layout.SERVER_USER  # the local account the orchestrator's DN maps to
+    client_dn: str | None = None  # the orchestrator's DN if not ours (a site's own certificate)
 
 
 def _condition_types(csr: Any) -> set[str]:
@@ -135,7 +136,7 @@ class ClusterSigner:
         files = grid_security_files(ca.certificate, ca.empty_crl())
         certdir = {name: content.decode() for name, content in files.items()}
         certdir[CA_BUNDLE_KEY] = ca.certificate.public_bytes(serialization.Encoding.PEM).decode()
-        client_dn = ca.client_subject_dn(self.config.policy.client_name)
+        client_dn = self.config.client_dn or ca.client_subject_dn(self.config.policy.client_name)
         mapfile = render_grid_mapfile({client_dn: self.config.grid_user})
         namespace = self.config.policy.namespace
         self.core.patch_namespaced_config_map(

@@ -86,14 +86,14 @@ def start_lab(
     if (rtt is not None or tcp is not None) and mode != NETNS:
         raise UserError("--rtt and TCP settings need netns mode (root): loopback has no WAN")
     matrix = rtt_matrix(rtt, [p.name for p in plans]) if rtt is not None else None
-    if tcp is not None:
-        tcp.validate()
+    if mode == NETNS:  # the defaults too: bbr may not be allowed in a namespace here
+        (tcp or TcpSettings()).validate()
     if matrix is not None:
         wan.check_wan_tools()
     record_path = run_record_path(home)
     if record_path.exists():
         running = LabRun.load(record_path)
-        started = len({p.node for p in running.processes})
+        started = len({p.node for p in running.processes} | {c.node for c in running.containers})
         raise UserError(
             f"a lab is already running from {lab_dir(home)} ({started} nodes, {running.mode} "
             "mode); stop it with: tpcbench lab down"

@@ -135,7 +135,12 @@ class PodmanRuntime:
         container = ServerContainer(
             node=plan.name, service=service, name=f"{record.network.prefix}-{plan.name}-{service}"
         )
-        record.containers.append(container)
+        if podman("container", "exists", container.name).returncode == 0:
+            raise UserError(
+                f"a container named {container.name} already exists and this lab did not start "
+                f"it; remove it with: podman rm -f {container.name}"
+            )
+        record.containers.append(container)  # before the run: a crash still leaves its name
         record.save()
         argv = [
             "run", "--detach", "--name", container.name,
@@ -189,10 +194,25 @@ class PodmanRuntime:
                 return f"{c.service} on {c.node} stopped during start-up: {last}"
         return None
 
+    def _ours(self, record: LabRun) -> set[str] | None:
+        """Names of the containers that carry this lab's label (None: podman did not answer)."""
+        label = f"label={LAB_LABEL}={record.network.prefix}"
+        result = podman("ps", "--all", "--filter", label, "--format", "{{.Names}}")
+        return set(result.stdout.split()) if result.returncode == 0 else None
+
     def stop(self, record: LabRun) -> tuple[list[str], list[str]]:
         done: list[str] = []
         problems: list[str] = []
+        if not record.containers:
+            return done, problems
+        ours = self._ours(record)
+        if ours is None:
+            return done, ["podman could not list the lab's containers; run: tpcbench lab down"]
         for c in record.containers:
+            if c.name not in ours:  # never started, or someone else's under that name
+                if podman("container", "exists", c.name).returncode == 0:
+                    done.append(f"left container {c.name} alone: this lab did not start it")
+                continue
             result = podman("rm", "--force", "--time", "0", c.name)
             gone = result.returncode == 0 or "no such container" in result.stderr.lower()
             if gone and podman("container", "exists", c.name).returncode != 0:

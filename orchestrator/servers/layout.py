@@ -11,7 +11,9 @@ CERTDIR = Path("/etc/grid-security/certificates")  # <hash>.0, .signing_policy, 
 HOST_CREDENTIALS = Path("/etc/grid-security/tpc-bench")  # the node's own certificate
 HOST_CERT = HOST_CREDENTIALS / "hostcert.pem"
 HOST_KEY = HOST_CREDENTIALS / "hostkey.pem"
-GRID_MAPFILE = Path("/etc/grid-security/grid-mapfile")  # orchestrator DN -> local user
+# A directory of its own: a ConfigMap mounted there (no subPath) follows the signer's updates.
+GRID_MAPFILE_DIR = Path("/etc/grid-security/gridmap")
+GRID_MAPFILE = GRID_MAPFILE_DIR / "grid-mapfile"  # orchestrator DN -> local user
 SERVER_USER = "tpcbench"  # the non-root account every image runs as
 SERVER_UID = 10001
 SERVER_GID = 10001

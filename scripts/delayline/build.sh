@@ -15,9 +15,11 @@ stamp="$cache/.version"
 
 GO="$(command -v go || true)"
 [ -n "$GO" ] || GO=/usr/local/go/bin/go
-# The stamp names the version and a hash of every source file, so any change rebuilds.
+# The stamp names the version, a hash of every source file and the Go toolchain, so any
+# change of them rebuilds. Go itself is the machine's (>= 1.26, which x/sys v0.49 needs).
 sources_hash="$(cd "$src" && cat go.mod go.sum ./*.go | sha256sum | cut -c1-16)"
-want="delayline=$VERSION source=$sources_hash"
+go_version="$([ -x "$GO" ] && "$GO" env GOVERSION || echo none)"
+want="delayline=$VERSION source=$sources_hash go=$go_version"
 
 cached() { [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -x "$program" ]; }
 

@@ -4,6 +4,7 @@ the real API server (a server-side dry run: admission, validation and defaulting
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 import pytest
 from chart_support import SCENARIOS, Cluster, Helm
@@ -15,6 +16,14 @@ pytestmark = pytest.mark.cluster
 # cert-manager's kinds need its CRDs, which the test cluster does not have (they are not on
 # the registries we can reach); those objects are checked rendered, not dry-run.
 NEEDS_CRDS = {"cert-manager.io/v1"}
+
+
+def dry_run_create(cluster: Cluster, item: dict[str, Any], namespace: str) -> None:
+    """Create `item` as a server-side dry run with strict field validation: a misspelled or
+    misplaced field is an error, not a warning the server drops (as kubectl --dry-run=server)."""
+    resource = cluster.dynamic().resources.get(api_version=item["apiVersion"], kind=item["kind"])
+    where = {"namespace": namespace} if resource.namespaced else {}
+    resource.create(body=item, dry_run="All", query_params=[("fieldValidation", "Strict")], **where)
 
 
 @pytest.mark.parametrize("scenario", [None, *SCENARIOS])
@@ -32,17 +41,14 @@ def test_every_rendered_object_is_accepted_by_the_api_server(
             if item["kind"] == "ServiceAccount":
                 cluster.core.create_namespaced_service_account(namespace, item)
                 checked.append(item["kind"])
-        dynamic = cluster.dynamic()
         for item in objects:
             if item["kind"] == "ServiceAccount":
                 continue
             if item["apiVersion"] in NEEDS_CRDS:
                 skipped.append(item["kind"])
                 continue
-            resource = dynamic.resources.get(api_version=item["apiVersion"], kind=item["kind"])
-            where = {"namespace": namespace} if resource.namespaced else {}
             try:
-                resource.create(body=item, dry_run="All", **where)
+                dry_run_create(cluster, item, namespace)
             except ApiException as exc:
                 pytest.fail(f"{item['kind']} {item['metadata']['name']}: {exc.status} {exc.body}")
             checked.append(item["kind"])
@@ -51,5 +57,22 @@ def test_every_rendered_object_is_accepted_by_the_api_server(
             assert sorted(skipped) == ["Certificate", "Issuer"]
         else:
             assert skipped == []
+    finally:
+        cluster.core.delete_namespace(namespace)
+
+
+def test_the_dry_run_rejects_a_misspelled_field(helm: Helm, cluster: Cluster) -> None:
+    namespace = f"tpcb-dry-{uuid.uuid4().hex[:6]}"
+    objects = helm.template(namespace=namespace)
+    signer = next(
+        o for o in objects if o["kind"] == "Deployment" and "signer" in o["metadata"]["name"]
+    )
+    signer["spec"]["template"]["spec"]["hostNetwrok"] = True
+    cluster.core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=namespace)))
+    try:
+        with pytest.raises(ApiException) as caught:
+            dry_run_create(cluster, signer, namespace)
+        assert caught.value.status == 422
+        assert "hostNetwrok" in str(caught.value.body)
     finally:
         cluster.core.delete_namespace(namespace)

@@ -42,6 +42,7 @@ FILE_SIZE = 16 << 20
 VALUES = {
     "nodes": {"selector": {"tpc-bench.io/network": None, "tpc-bench.io/e2e": "yes"}},
     "certificates": {"ca": {"existingSecret": "site-ca"}},
+    "webapp": {"privateReads": True},  # the probes and the helm test must cope
 }
 
 
@@ -203,11 +204,25 @@ def test_a_campaign_with_the_charts_settings_measures_the_lab_and_lands_in_the_w
     own(credentials / "userkey.pem", 0o600)
 
     token = stack.secret("webapp")["api-token"]
+    auth = {"Authorization": f"Token {token}"}
+    webapp_pod = stack.pod("webapp")
+    webapp_container = webapp_pod.spec.containers[0]
     with WebappContainer(images["webapp"]) as webapp:
+        # the chart's environment (hosts, private reads), the database and port of this test
+        webapp.env |= {e.name: e.value for e in webapp_container.env if e.value is not None}
         webapp.env["TPCBENCH_API_TOKEN"] = token
         webapp.manage("migrate_locked")  # the webapp pod's init containers, in order
         webapp.manage("ensure_api_token", "orchestrator")
         webapp.serve()
+        # the readiness probe as a kubelet sends it: to the pod's IP, by that name
+        probe = webapp_container.readiness_probe.http_get
+        ready = httpx.get(
+            webapp.url + probe.path,
+            headers={"Host": f"{webapp_pod.status.pod_ip}:{webapp.port}"},
+            timeout=10,
+        )
+        assert ready.status_code == 200, ready.text
+        assert httpx.get(webapp.url + "/api/v1/nodes/", timeout=10).status_code == 401
 
         # the orchestrator container, with the chart's environment and the pod's credentials
         container = orchestrator_pod.spec.containers[0]
@@ -232,9 +247,8 @@ def test_a_campaign_with_the_charts_settings_measures_the_lab_and_lands_in_the_w
             images["orchestrator"], "campaign", "run",
             timeout=900,
         )  # fmt: skip
-        rows = httpx.get(webapp.url + "/api/v1/measurements/?limit=100", timeout=10).json()[
-            "results"
-        ]
+        listed = httpx.get(webapp.url + "/api/v1/measurements/?limit=100", headers=auth, timeout=10)
+        rows = listed.json()["results"]
         # 2 ordered pairs x (https, gridftp) x (8, 1) streams, K = 2 each (the chart's values)
         assert len(rows) == 8, result.stdout[-3000:] + result.stderr[-3000:]
         assert {(r["src"], r["dst"]) for r in rows} == {("lab-1", "lab-2"), ("lab-2", "lab-1")}
@@ -261,5 +275,9 @@ def test_a_campaign_with_the_charts_settings_measures_the_lab_and_lands_in_the_w
         command = webapp_hook["spec"]["containers"][0]["command"]
         service_url = f"http://{FULLNAME}-webapp.{NAMESPACE}.svc:80"
         command = [c.replace(service_url, webapp.url) for c in command]
-        checked = run_podman("run", "--rm", "--network", "host", images["webapp"], *command)
+        checked = run_podman(
+            "run", "--rm", "--network", "host", f"--env=TPCBENCH_API_TOKEN={token}",
+            images["webapp"], *command,
+        )  # fmt: skip
+        assert "/healthz: 200 ok" in checked.stdout
         assert "2 node(s) known" in checked.stdout

@@ -311,12 +311,13 @@ def test_upgrade_keeps_the_ca_the_token_and_the_database_password(
     assert base64.b64decode(after["webapp"]["api-token"])  # generated, not empty
 
 
-def test_uninstall_removes_everything_but_the_volumes(
+def test_uninstall_removes_everything_but_the_volumes_and_the_database_password(
     release: Release, cluster_helm: Helm, eventually: Eventually
 ) -> None:
     if release.signer is not None:
         release.signer.send_signal(signal.SIGTERM)
         release.signer.wait(timeout=30)
+    release.leftovers.append(release.secret("database")["password"])
     cluster_helm.run("uninstall", RELEASE, "--namespace", NAMESPACE, "--wait")
     core, apps = release.cluster.core, client.AppsV1Api(release.cluster.api)
     rbac = client.RbacAuthorizationV1Api(release.cluster.api)
@@ -341,12 +342,31 @@ def test_uninstall_removes_everything_but_the_volumes(
             "clusterroles": [
                 r for r in rbac.list_cluster_role().items if FULLNAME in r.metadata.name
             ],
+            "clusterrolebindings": [
+                b for b in rbac.list_cluster_role_binding().items if FULLNAME in b.metadata.name
+            ],
+            "roles": rbac.list_namespaced_role(NAMESPACE).items,
+            "rolebindings": rbac.list_namespaced_role_binding(NAMESPACE).items,
             "pods": core.list_namespaced_pod(NAMESPACE).items,
         }
         return {kind: [o.metadata.name for o in items] for kind, items in names.items() if items}
 
-    eventually(left, lambda found: found == {}, "nothing of the release left")
+    kept = {"secrets": [f"{FULLNAME}-database"]}  # with the volume its database needs it
+    eventually(left, lambda found: found == kept, "nothing of the release left but the kept")
     claims = sorted(
         c.metadata.name for c in core.list_namespaced_persistent_volume_claim(NAMESPACE).items
     )
     assert claims == sorted([f"data-{FULLNAME}-postgresql-0", f"{FULLNAME}-spool"])
+
+
+def test_a_reinstall_under_the_same_name_finds_the_kept_database_password(
+    release: Release, cluster_helm: Helm
+) -> None:
+    assert release.leftovers, "runs after the uninstall test"
+    cluster_helm.run(
+        "install", RELEASE, str(CHART), "--namespace", NAMESPACE, "--wait", "--timeout", "5m",
+        *release_values(),
+    )  # fmt: skip
+    assert release.secret("database")["password"] == release.leftovers[-1]
+    url = base64.b64decode(release.secret("database")["url"]).decode()
+    assert base64.b64decode(release.leftovers[-1]).decode() in url

@@ -115,7 +115,9 @@ def test_servers_mount_what_the_images_expect_where_they_expect_it(helm: Helm) -
     mapfile = next(
         m for m in container(gridftp, "gridftp")["volumeMounts"] if m["name"] == "grid-mapfile"
     )
-    assert mapfile["mountPath"] == str(layout.GRID_MAPFILE)
+    assert mapfile["mountPath"] == str(layout.GRID_MAPFILE_DIR)
+    assert "subPath" not in mapfile  # a subPath mount never sees a ConfigMap's updates
+    assert layout.GRID_MAPFILE.name == "grid-mapfile"  # the signer's ConfigMap key
     xrootd = find(objects, "DaemonSet", "-xrootd")["spec"]["template"]["spec"]
     ports = {
         p["name"]: p["containerPort"] for c in xrootd["containers"] for p in c.get("ports", [])
@@ -262,3 +264,37 @@ def test_the_prelim_job_runs_the_servers_the_command_attaches_to(helm: Helm) -> 
     # the writers of the copies may fill the whole volume
     for name in ("xrootd-b", "gridftp-b"):
         assert int(sidecars[name]["resources"]["limits"]["memory"]) == 18 * GiB
+
+
+def image_parsers() -> dict[str, Any]:
+    """The command-line parser each of our images' entrypoints runs its args through."""
+    from orchestrator.cli import build_parser as tpcbench_parser
+    from orchestrator.servers.__main__ import build_parser as server_parser
+
+    return {"orchestrator": tpcbench_parser, "xrootd": server_parser, "gridftp": server_parser}
+
+
+@pytest.mark.parametrize("scenario", [None, *SCENARIOS])
+def test_every_container_of_ours_gets_arguments_its_entrypoint_accepts(
+    helm: Helm, scenario: str | None
+) -> None:
+    """Rendered args parse with the real parser (a value the chart passes that the command
+    refuses would otherwise show only on a cluster, as a container exiting with status 2)."""
+    parsers = image_parsers()
+    objects = helm.template(*([scenario] if scenario else []))
+    checked = 0
+    for item in objects:
+        spec = item.get("spec", {})
+        pod = spec.get("template", {}).get("spec") or (spec if item["kind"] == "Pod" else {})
+        for entry in pod.get("containers", []) + pod.get("initContainers", []):
+            component = entry["image"].rsplit("/", 1)[-1].split(":")[0]
+            if component not in parsers or "command" in entry or not entry.get("args"):
+                continue  # not our entrypoint (python3 -c, manage.py) or the image's default
+            args = [a.replace("$(HOST_IP)", "10.0.0.1").replace("$(NODE_NAME)", "node-1")
+                    for a in entry["args"]]  # fmt: skip
+            try:
+                parsers[component]().parse_args(args)
+            except SystemExit:
+                pytest.fail(f"{item['kind']} {item['metadata']['name']} {entry['name']}: {args}")
+            checked += 1
+    assert checked >= 5

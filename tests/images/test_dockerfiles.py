@@ -66,7 +66,9 @@ def test_both_flavours_make_the_same_user_and_directories() -> None:
         assert f"--gid {layout.SERVER_GID} {layout.SERVER_USER}" in runtime, path
         owned = f"install -d -o {layout.SERVER_UID} -g {layout.SERVER_GID} -m 0755"
         assert f"{owned} {layout.DATA_ROOT} {layout.RUN_DIR}" in runtime, path
-        assert f"{layout.CERTDIR} {layout.HOST_CREDENTIALS}" in runtime, path
+        assert f"{layout.CERTDIR} {layout.HOST_CREDENTIALS} {layout.GRID_MAPFILE_DIR}" in runtime, (
+            path
+        )
         env = [v for i, v in stages(path)["python-runtime"] if i == "ENV"]
         assert "PATH=/opt/tpc-bench/bin:$PATH" in env, path
 

@@ -137,6 +137,12 @@ def test_lab_down_removes_its_containers_namespaces_and_mounts(images: dict[str,
         ]
         assert len(ids) == 3
         assert any(i in Path("/proc/mounts").read_text() for i in ids)  # overlay roots
+        # tini as PID 1 hands SIGTERM to xrootd, which then exits by itself: podman stop does
+        # not have to fall back to SIGKILL (exit status 137)
+        xrootd = next(c.name for c in record.containers if c.service == "xrootd")
+        run_podman("stop", "--time", "30", xrootd)
+        exit_code = run_podman("inspect", "--format", "{{.State.ExitCode}}", xrootd).stdout
+        assert exit_code.strip() != "137"
 
         done = stop_lab(home)
 
@@ -152,6 +158,31 @@ def test_lab_down_removes_its_containers_namespaces_and_mounts(images: dict[str,
     finally:
         stop_lab(home)
         podman("rm", "--force", "--time", "0", bystander)
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def test_a_container_under_a_lab_name_that_is_not_ours_stops_lab_up_and_survives(
+    images: dict[str, str],
+) -> None:
+    network = LabNetwork(prefix="tpcbx", subnet_offset=185)
+    home = Path(tempfile.mkdtemp(prefix="tpcbench-imagelab-taken-"))
+    os.chmod(home, 0o755)
+    taken = "tpcbx-lab-1-gridftp"  # the name lab up would give node 1's gridftp container
+    run_podman(
+        "run", "--detach", "--name", taken, "--network", "none", "--no-healthcheck",
+        "--entrypoint", "sleep", images["xrootd"], "600",
+    )  # fmt: skip
+    try:
+        CertificateAuthority.init(home / "ca")
+        with pytest.raises(UserError, match=f"a container named {taken} already exists"):
+            start_lab(home, 1, 1 << 20, network=network, runtime="podman")
+        names = run_podman("ps", "--all", "--format", "{{.Names}}").stdout.split()
+        assert taken in names  # the rollback removed what the lab started, not this
+        assert "tpcbx-lab-1-xrootd" not in names
+        assert not (home / "lab" / "run.json").exists()
+    finally:
+        stop_lab(home)
+        podman("rm", "--force", "--time", "0", taken)
         shutil.rmtree(home, ignore_errors=True)
 
 
@@ -171,14 +202,18 @@ def test_without_podman_lab_up_says_what_to_install(tmp_path: Path) -> None:
     assert "needs podman" in lines[0] and "make system-deps" in lines[0]
 
 
-def test_without_the_images_lab_up_says_to_build_them(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("TPCBENCH_IMAGE_PREFIX", "localhost/tpc-bench-never-built")
-    with pytest.raises(UserError, match=r"is not built; build it with: make images") as caught:
-        start_lab(
-            tmp_path, 1, 1 << 20,
-            network=LabNetwork(prefix="tpcbz", subnet_offset=178), runtime="podman",
-        )  # fmt: skip
-    assert "\n" not in str(caught.value)
-    assert "localhost/tpc-bench-never-built/xrootd" in str(caught.value)
+def test_without_the_images_lab_up_says_to_build_them(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    CertificateAuthority.init(home / "ca")
+    env = {
+        **os.environ,
+        "TPCBENCH_HOME": str(home),
+        "TPCBENCH_IMAGE_PREFIX": "localhost/tpc-bench-never-built",
+    }
+    result = run_cli("lab", "up", "--nodes", "1", "--runtime", "podman", env=env)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, lines
+    assert "localhost/tpc-bench-never-built/xrootd" in lines[0]
+    assert lines[0].endswith("is not built; build it with: make images")
+    assert not (home / "lab" / "run.json").exists()

@@ -105,6 +105,9 @@ def test_campaign_stores_checked_rtts_and_throughput_falls_with_rtt(
         assert len(answer["points"]) == 6
         assert answer["fits"][protocol]["slope_gbps_per_ms"] < 0, answer
 
+    (campaign,) = client.get("/api/v1/campaigns/").json()["results"]
+    assert len(campaign["rtt_checks"]) == 6 and campaign["rtt_off"] == 0  # kept with it
+
     nodes = client.get("/api/v1/nodes/").json()["results"]
     assert {n["name"]: n["link_gbps"] for n in nodes} == {f"lab-{i}": 5.0 for i in (1, 2, 3)}
     grid = client.get("/maddash/grids/https").json()

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.real_webapp import RealWebapp
 
 from ca.authority import CertificateAuthority
 from orchestrator.endpoints import Endpoint
@@ -40,17 +41,28 @@ def home() -> Iterator[Path]:
         shutil.rmtree(home, ignore_errors=True)
 
 
-def tpcbench(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "TPCBENCH_HOME": str(home)}
+@pytest.fixture(scope="module")
+def webapp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealWebapp]:
+    app = RealWebapp(tmp_path_factory.mktemp("prelim-webapp")).create()
+    app.start()
+    try:
+        yield app
+    finally:
+        app.drop()
+
+
+def tpcbench(home: Path, *args: str, token: str = "") -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "TPCBENCH_HOME": str(home), "TPCBENCH_API_TOKEN": token}
     return subprocess.run(
         [sys.executable, "-m", "orchestrator", *args],
         capture_output=True, text=True, env=env, timeout=900, check=False,
     )  # fmt: skip
 
 
-def test_concurrency_gives_one_point_per_method_and_level(home: Path) -> None:
+def test_concurrency_gives_one_point_per_method_and_level(home: Path, webapp: RealWebapp) -> None:
     done = tpcbench(home, "prelim", "concurrency", "--node", "lab-2", "--max", "3",
-                    "--file-size", "32MiB", "--json")  # fmt: skip
+                    "--file-size", "32MiB", "--json", "--report-to", webapp.url,
+                    token=webapp.token)  # fmt: skip
     assert done.returncode == 0, done.stderr
     run = json.loads(done.stdout)
     assert run["kind"] == "concurrency" and run["node"] == "lab-2"
@@ -71,6 +83,13 @@ def test_concurrency_gives_one_point_per_method_and_level(home: Path) -> None:
     assert not [d for d in record.data_dirs if "prelim" in d]
     assert not list(Path(record.data_dirs[0]).parent.glob("*prelim*"))
     assert tpcbench(home, "lab", "status").returncode == 0
+    # and the run landed in the webapp, every point of it
+    stored = webapp.query(
+        "SELECT p.method, p.concurrency, p.throughput_gbps FROM results_prelimpoint p "
+        "JOIN results_prelimrun r ON r.id = p.run_id WHERE r.uuid = %s",
+        run["uuid"],
+    )
+    assert sorted((m, c) for m, c, _ in stored) == keys
 
 
 def test_filesize_sweeps_https_over_the_sizes_asked(home: Path) -> None:
@@ -106,9 +125,11 @@ def test_the_memory_guard_refuses_what_would_not_fit(home: Path) -> None:
         check_fits(1 << 30, 4, budget)
 
 
-def test_a_baseline_between_two_lab_nodes(home: Path) -> None:
+def test_a_baseline_between_two_lab_nodes_lands_in_the_webapp(
+    home: Path, webapp: RealWebapp
+) -> None:
     done = tpcbench(home, "baseline", "--src", "lab-1", "--dst", "lab-2", "--seconds", "2",
-                    "--json")  # fmt: skip
+                    "--json", "--report-to", webapp.url, token=webapp.token)  # fmt: skip
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert (result["src"], result["dst"], result["tool"], result["streams"]) == (
@@ -118,6 +139,13 @@ def test_a_baseline_between_two_lab_nodes(home: Path) -> None:
         8,
     )
     assert result["throughput_gbps"] > 0.1 and result["error"] == ""
+    stored = webapp.query(
+        "SELECT s.name, d.name, b.throughput_gbps FROM results_baseline b "
+        "JOIN results_node s ON s.id = b.src_id JOIN results_node d ON d.id = b.dst_id "
+        "WHERE b.uuid = %s",
+        result["uuid"],
+    )
+    assert stored == [("lab-1", "lab-2", result["throughput_gbps"])]
     assert tpcbench(home, "baseline", "--src", "lab-1", "--dst", "lab-1").returncode == 2
 
 

@@ -48,10 +48,11 @@ class WebappContainer:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             try:
-                httpx.get(self.url + "/api/v1/nodes/", timeout=2)
-                return
+                if httpx.get(self.url + "/healthz", timeout=2).status_code == 200:
+                    return
             except httpx.HTTPError:
-                time.sleep(0.3)
+                pass
+            time.sleep(0.3)
         logs = podman("logs", self.name)
         pytest.fail(f"the webapp image did not answer:\n{logs.stdout}{logs.stderr}")
 

@@ -186,3 +186,36 @@ def test_dashboard_in_chromium(live_server, screenshots, store, request):
         print(f"screenshot: {path}")
         assert path.stat().st_size > 10_000
     assert errors == []
+
+
+def test_prelim_page_and_pair_baseline_in_chromium(
+    live_server, screenshots, reporter, store, request
+):
+    """Figure 3's three lines on /plots/prelim/ and Figure 5's reference line on a pair page,
+    drawn by Plotly in a real browser."""
+    from test_references import baseline, prelim_run
+
+    assert reporter.post("/api/v1/prelim-runs/", prelim_run(), format="json").status_code == 201
+    now = timezone.now()
+    body = baseline(started=now - timedelta(hours=2))
+    assert reporter.post("/api/v1/baselines/", body, format="json").status_code == 201
+    store(src="node-a", dst="node-b", gbps=10.0, started=now - timedelta(hours=1))
+    chromium = request.getfixturevalue("chromium")
+    errors: list[str] = []
+    page = chromium.new_page(viewport={"width": 1200, "height": 900})
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+
+    page.goto(f"{live_server.url}/plots/prelim/")
+    page.locator("#concurrency-plot[data-rendered=true]").wait_for()
+    legend = page.locator("#concurrency-plot .legendtext").all_text_contents()
+    assert legend == ["cp (memory to memory)", "HTTPS-TPC", "GridFTP-TPC"]
+    assert page.locator("#concurrency-plot .scatterlayer .trace").count() == 3
+    page.screenshot(path=str(screenshots / "prelim.png"), full_page=True)
+
+    page.goto(f"{live_server.url}/pairs/node-a/node-b/")
+    page.locator("#history-plot[data-rendered=true]").wait_for()
+    legend = page.locator("#history-plot .legendtext").all_text_contents()
+    assert "link baseline (iperf3, 8 streams)" in legend
+    page.screenshot(path=str(screenshots / "pair-baseline.png"), full_page=True)
+    print(f"screenshots: {screenshots}")
+    assert errors == []

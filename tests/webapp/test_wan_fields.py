@@ -68,6 +68,8 @@ def test_link_capacity_reported_with_a_measurement_is_kept_on_the_nodes(post, an
     assert nodes["a"]["link_gbps"] == 5.0
     _, bad = post({"dst_link_gbps": 0}, src="a", dst="b")
     assert bad.status_code == 400 and "dst_link_gbps" in bad.json()
+    post({"src_link_gbps": None}, src="a", dst="b")  # the cap was lifted: forgotten
+    assert dict(Node.objects.values_list("name", "link_gbps")) == {"a": None, "b": 10.0, "c": None}
 
 
 @pytest.fixture
@@ -121,3 +123,19 @@ def test_mixed_links_limit_each_pair_by_its_smaller_link(post, window):
     assert cell_status(grid, "b", "c")[0] == maddash.WARNING  # 2.5 < 0.3 x 10
     assert cell_status(grid, "c", "a")[0] == maddash.WARNING  # 0.5 < 0.3 x 2 (a's, known)
     assert grid["statusLabels"][0] == "Throughput >= 30% of the pair's link"
+
+
+def test_a_campaign_keeps_its_rtt_check_and_counts_the_pairs_off_target(reporter, anonymous):
+    uuid = reporter.post("/api/v1/campaigns/", {}, format="json").json()["uuid"]
+    checks = [
+        {"src": "a", "dst": "b", "target_ms": 30.0, "measured_ms": 30.6, "within_target": True},
+        {"src": "b", "dst": "a", "target_ms": 30.0, "measured_ms": 41.0, "within_target": False},
+        {"src": "a", "dst": "c", "target_ms": 60.0, "measured_ms": None, "within_target": False},
+    ]
+    body = {"state": "running", "rtt_checks": checks}
+    assert reporter.patch(f"/api/v1/campaigns/{uuid}/", body, format="json").status_code == 200
+    campaign = anonymous.get(f"/api/v1/campaigns/{uuid}/").json()
+    assert campaign["rtt_checks"] == checks and campaign["rtt_off"] == 2
+    bad = [{**checks[0], "target_ms": "thirty"}]
+    response = reporter.patch(f"/api/v1/campaigns/{uuid}/", {"rtt_checks": bad}, format="json")
+    assert response.status_code == 400 and "rtt_checks" in response.json()

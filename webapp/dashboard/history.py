@@ -28,6 +28,24 @@ def latest_per_check(history: list[dict]) -> list[dict]:
     return [{**row, "started": as_datetime(row["started"])} for _, row in ordered]
 
 
+def with_link_fraction(latest: list[dict], baselines: list[dict]) -> list[dict]:
+    """Each row with `baseline_gbps` and `of_link` (throughput / baseline): the pair's latest
+    successful baseline that started no later than the measurement, as the API reads it."""
+    measured = sorted(
+        ((as_datetime(b["started"]), b["throughput_gbps"]) for b in baselines
+         if b.get("throughput_gbps")),
+        key=lambda pair: pair[0],
+    )  # fmt: skip
+    rows = []
+    for row in latest:
+        before = [gbps for started, gbps in measured if started <= _started(row)]
+        baseline = before[-1] if before else None
+        throughput = row.get("throughput_gbps")
+        fraction = throughput / baseline if baseline and throughput is not None else None
+        rows.append({**row, "baseline_gbps": baseline, "of_link": fraction})
+    return rows
+
+
 def _transfer(row: dict) -> dict:
     start, end = as_datetime(row.get("start")), as_datetime(row.get("end"))
     duration = (end - start).total_seconds() if start and end else None

@@ -13,6 +13,7 @@ from typing import Any
 # Okabe-Ito colours (colour-blind safe), one per protocol; RTT in neutral grey.
 PROTOCOL_COLOURS = {"https": "#0072B2", "gridftp": "#D55E00", "root": "#009E73"}
 RTT_COLOUR = "#555555"
+BASELINE_COLOUR = "#000000"  # the link's own figure: black, dashed
 FALLBACK_COLOUR = "#000000"
 
 BASE_LAYOUT: dict[str, Any] = {
@@ -35,8 +36,33 @@ def _iso(value: datetime | str | None) -> str | None:
     return value.isoformat() if isinstance(value, datetime) else str(value)
 
 
-def history_figure(history: list[dict]) -> dict:
-    """Throughput per (protocol, streams) over time, and RTT on a second y axis."""
+def baseline_trace(baselines: list[dict], until: str | None = None) -> dict | None:
+    """The link baselines as a reference line (the paper's Figure 5): each holds until the
+    next, the last one until `until` (the latest measurement); None without any."""
+    measured = [b for b in baselines if b.get("throughput_gbps") is not None]
+    if not measured:
+        return None
+    first = measured[0]
+    x = [_iso(b["started"]) for b in measured]
+    y = [b["throughput_gbps"] for b in measured]
+    if until is not None and until > (x[-1] or ""):
+        x.append(until)
+        y.append(y[-1])
+    return {
+        "type": "scatter",
+        "mode": "lines+markers",
+        "name": f"link baseline ({first.get('tool', 'iperf3')}, {first.get('streams', 8)} streams)",
+        "x": x,
+        "y": y,
+        "hovertemplate": "%{x}<br>the link carried %{y:.2f} Gbps<extra></extra>",
+        "line": {"color": BASELINE_COLOUR, "dash": "dash", "shape": "hv"},
+        "marker": {"color": BASELINE_COLOUR, "symbol": "triangle-up", "size": 7},
+    }
+
+
+def history_figure(history: list[dict], baselines: list[dict] | None = None) -> dict:
+    """Throughput per (protocol, streams) over time, the link baseline as a reference line
+    when one was taken (Figure 5), and RTT on a second y axis."""
     series: dict[tuple[str, int], list[dict]] = defaultdict(list)
     for row in history:
         series[(row["protocol"], int(row["streams"]))].append(row)
@@ -67,6 +93,10 @@ def history_figure(history: list[dict]) -> dict:
                 },
             }
         )
+    latest = max((_iso(r["started"]) or "" for r in history), default=None)
+    reference = baseline_trace(baselines or [], latest)
+    if reference is not None:
+        traces.append(reference)
     rtt_rows = sorted(
         (r for r in history if r.get("rtt_ms") is not None), key=lambda r: _iso(r["started"])
     )

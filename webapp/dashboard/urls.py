@@ -1,6 +1,6 @@
 from django.urls import path
 
-from dashboard import run_now, views
+from dashboard import prelim, run_now, views
 
 app_name = "dashboard"
 
@@ -9,5 +9,6 @@ urlpatterns = [
     path("pairs/<str:src>/<str:dst>/", views.pair_page, name="pair"),
     path("plots/latency/", views.latency_page, name="latency"),
     path("plots/streams/", views.streams_page, name="streams"),
+    path("plots/prelim/", prelim.prelim_page, name="prelim"),
     path("campaigns/run-now/", run_now.run_now, name="run-now"),
 ]

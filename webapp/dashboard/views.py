@@ -12,13 +12,18 @@ from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.safestring import mark_safe
-from results import selectors
+from results import reference_selectors, selectors
 from results.choices import Protocol
 from results.models import Measurement, Node
 
 from dashboard import plots
 from dashboard.grid import grid_sections
-from dashboard.history import RECENT_MEASUREMENTS, latest_per_check, recent_measurements
+from dashboard.history import (
+    RECENT_MEASUREMENTS,
+    latest_per_check,
+    recent_measurements,
+    with_link_fraction,
+)
 
 # The windows every page offers, as (value for ?window=, label).
 WINDOWS = (
@@ -133,6 +138,7 @@ def pair_page(request: HttpRequest, src: str, dst: str) -> HttpResponse:
     # The plot and the latest results: the whole window's figures (values only); the
     # transfer table: only the measurements it lists, with their transfers.
     series = selectors.pair_series(src=src, dst=dst, since=since)
+    baselines = reference_selectors.pair_baselines(src=src, dst=dst, since=since)
     recent = selectors.pair_history(src=src, dst=dst, since=since, limit=RECENT_MEASUREMENTS)
     query = {"src": src, "dst": dst, "since": since.isoformat(timespec="seconds")}
     context = {
@@ -142,8 +148,9 @@ def pair_page(request: HttpRequest, src: str, dst: str) -> HttpResponse:
         "days": days,
         "day_choices": HISTORY_DAYS,
         "history": series,
-        "figure": plots.history_figure(series) if series else None,
-        "latest": latest_per_check(series),
+        "figure": plots.history_figure(series, baselines) if series else None,
+        "latest": with_link_fraction(latest_per_check(series), baselines),
+        "baselines": baselines,
         "recent": recent_measurements(recent),
         "csv_url": f"{MEASUREMENTS_API}?{urlencode({**query, 'format': 'csv'})}",
         "json_url": f"{MEASUREMENTS_API}?{urlencode(query)}",

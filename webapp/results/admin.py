@@ -1,6 +1,15 @@
 from django.contrib import admin
 
-from results.models import Campaign, Measurement, Node, Threshold, Transfer
+from results.models import (
+    Baseline,
+    Campaign,
+    Measurement,
+    Node,
+    PrelimPoint,
+    PrelimRun,
+    Threshold,
+    Transfer,
+)
 
 
 @admin.register(Node)
@@ -50,3 +59,23 @@ class ThresholdAdmin(admin.ModelAdmin):
     list_display = ["protocol", "src", "dst", "ok_gbps", "warning_gbps"]
     list_filter = ["protocol"]
     raw_id_fields = ["src", "dst"]
+
+
+@admin.register(Baseline)
+class BaselineAdmin(admin.ModelAdmin):
+    list_display = ["uuid", "src", "dst", "tool", "streams", "throughput_gbps", "started"]
+    list_filter = ["tool"]
+    search_fields = ["uuid", "src__name", "dst__name"]
+
+
+class PrelimPointInline(admin.TabularInline):
+    model = PrelimPoint
+    extra = 0
+    can_delete = False
+
+
+@admin.register(PrelimRun)
+class PrelimRunAdmin(admin.ModelAdmin):
+    list_display = ["uuid", "kind", "node", "streams", "started"]
+    list_filter = ["kind"]
+    inlines = [PrelimPointInline]

@@ -36,3 +36,14 @@ class ErrorClass(models.TextChoices):
     REMOTE_FAILURE = "remote-failure", "Remote failure"
     TIMEOUT = "timeout", "Timeout"
     KILLED = "killed", "Killed"
+
+
+class PrelimKind(models.TextChoices):
+    CONCURRENCY = "concurrency", "Concurrency sweep (Figure 3)"
+    FILESIZE = "filesize", "File size sweep (Figure 4)"
+
+
+class PrelimMethod(models.TextChoices):
+    CP = "cp", "cp between memory-backed directories"
+    HTTPS = "https", "HTTPS-TPC between two XRootD instances"
+    GRIDFTP = "gridftp", "GridFTP-TPC between two GridFTP instances"

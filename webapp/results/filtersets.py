@@ -6,8 +6,8 @@ import django_filters
 from django import forms
 from django_filters.fields import IsoDateTimeField
 
-from results.choices import CampaignState, Protocol, Trigger
-from results.models import Campaign, Measurement, Node
+from results.choices import CampaignState, PrelimKind, Protocol, Trigger
+from results.models import Baseline, Campaign, Measurement, Node, PrelimRun
 
 
 class IntegerFilter(django_filters.NumberFilter):
@@ -65,3 +65,28 @@ class NodeFilterSet(django_filters.FilterSet):
     class Meta:
         model = Node
         fields = ["site", "name"]
+
+
+class BaselineFilterSet(django_filters.FilterSet):
+    src = django_filters.CharFilter(field_name="src__name", help_text="Source node name")
+    dst = django_filters.CharFilter(field_name="dst__name", help_text="Destination node name")
+    since = UTCDateTimeFilter(
+        field_name="started", lookup_expr="gte", help_text="Started at or after (ISO 8601)"
+    )
+    until = UTCDateTimeFilter(
+        field_name="started", lookup_expr="lt", help_text="Started before (ISO 8601)"
+    )
+    campaign = django_filters.UUIDFilter(field_name="campaign__uuid", help_text="Campaign uuid")
+
+    class Meta:
+        model = Baseline
+        fields = ["src", "dst", "since", "until", "campaign"]
+
+
+class PrelimRunFilterSet(django_filters.FilterSet):
+    node = django_filters.CharFilter(field_name="node__name", help_text="Node name")
+    kind = django_filters.ChoiceFilter(choices=PrelimKind.choices)
+
+    class Meta:
+        model = PrelimRun
+        fields = ["node", "kind"]

@@ -43,6 +43,9 @@ class Campaign(models.Model):
     state = models.CharField(
         max_length=16, choices=CampaignState.choices, default=CampaignState.PENDING
     )
+    # The emulated WAN's promise checked before measuring (lab --rtt): one entry per ordered
+    # pair, {src, dst, target_ms, measured_ms, within_target}; empty without targets.
+    rtt_checks = models.JSONField(default=list, blank=True)
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -244,3 +247,19 @@ class DataVersion(models.Model):
 
     def __str__(self) -> str:
         return f"data version {self.version}"
+
+
+# The references the mesh is read against live in their own module, registered here.
+from results.reference_models import Baseline, PrelimPoint, PrelimRun  # noqa: E402
+
+__all__ = [
+    "Baseline",
+    "Campaign",
+    "DataVersion",
+    "Measurement",
+    "Node",
+    "PrelimPoint",
+    "PrelimRun",
+    "Threshold",
+    "Transfer",
+]

@@ -103,12 +103,13 @@ def nodes_ensure(*, names: Iterable[str]) -> dict[str, Node]:
 
 
 def node_links_update(*, payloads: Iterable[dict]) -> None:
-    """Keep each node's link capacity as the payloads report it (src_link_gbps, dst_link_gbps);
-    one query when any is given, a write only for a node whose capacity changed."""
-    links: dict[str, float] = {}
+    """Keep each node's link capacity as the payloads report it (src_link_gbps, dst_link_gbps;
+    null forgets it, absent leaves it); one query when any is given, a write only for a node
+    whose capacity changed."""
+    links: dict[str, float | None] = {}
     for payload in payloads:
         for role in ("src", "dst"):
-            if payload.get(f"{role}_link_gbps") is not None:
+            if f"{role}_link_gbps" in payload:  # null: no longer known (a cap was lifted)
                 links[payload[role]] = payload[f"{role}_link_gbps"]
     if not links:
         return
@@ -354,8 +355,10 @@ def campaign_update(
     finished: datetime | None = None,
     schedule: str | None = None,
     trigger: str | None = None,
+    rtt_checks: list[dict] | None = None,
 ) -> Campaign:
-    """Orchestrator progress: state and times; a finished campaign gets a finish time."""
+    """Orchestrator progress: state and times (a finished campaign gets a finish time), and
+    the RTT check made before measuring."""
     fields = []
     for name, value in (
         ("state", state),
@@ -363,6 +366,7 @@ def campaign_update(
         ("finished", finished),
         ("schedule", schedule),
         ("trigger", trigger),
+        ("rtt_checks", rtt_checks),
     ):
         if value is not None:
             setattr(campaign, name, value)
@@ -383,12 +387,14 @@ def campaign_update(
 
 
 REPORTERS_GROUP = "tpcbench-reporters"
-REPORTER_PERMISSIONS = ["add_measurement", "add_campaign", "change_campaign"]
+REPORTER_PERMISSIONS = [
+    "add_measurement", "add_campaign", "change_campaign", "add_baseline", "add_prelimrun",
+]  # fmt: skip
 
 
-def reporter_ensure(*, name: str):
-    """A user allowed to report measurements and run campaigns (no password: token only)."""
-    from django.contrib.auth import get_user_model
+def reporters_group_sync(**_: object):
+    """The reporters' group with exactly REPORTER_PERMISSIONS (also run after each migrate,
+    so reporters made by an older version may send what a newer one accepts)."""
     from django.contrib.auth.models import Group, Permission
 
     group, _ = Group.objects.get_or_create(name=REPORTERS_GROUP)
@@ -397,6 +403,14 @@ def reporter_ensure(*, name: str):
             content_type__app_label="results", codename__in=REPORTER_PERMISSIONS
         )
     )
+    return group
+
+
+def reporter_ensure(*, name: str):
+    """A user allowed to report measurements and run campaigns (no password: token only)."""
+    from django.contrib.auth import get_user_model
+
+    group = reporters_group_sync()
     user, created = get_user_model().objects.get_or_create(username=name)
     if created:
         user.set_unusable_password()

@@ -2,10 +2,13 @@
 
 import math
 
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from results.choices import CampaignState, ErrorClass, Outcome, Protocol, Trigger
 from results.models import Campaign, Measurement, Node, Transfer
+from results.reference_selectors import baseline_fraction
 
 MAX_BYTES = 2**62  # keeps sizes inside PostgreSQL bigint
 MAX_STREAMS = 1024
@@ -95,16 +98,16 @@ class MeasurementInSerializer(serializers.Serializer):
         max_value=1e6,
         allow_null=True,
         required=False,
-        default=None,
-        help_text="The source node's link capacity, if known: kept on the node.",
+        help_text="The source node's link capacity: kept on the node; null: not known (any "
+        "capacity kept before is forgotten); absent: leave the node's as it is.",
     )
     dst_link_gbps = StrictFloatField(
         min_value=1e-6,
         max_value=1e6,
         allow_null=True,
         required=False,
-        default=None,
-        help_text="The destination node's link capacity, if known: kept on the node.",
+        help_text="The destination node's link capacity: kept on the node; null: not known (any "
+        "capacity kept before is forgotten); absent: leave the node's as it is.",
     )
     started = serializers.DateTimeField()
     finished = serializers.DateTimeField()
@@ -160,6 +163,15 @@ class MeasurementSerializer(serializers.ModelSerializer):
         allow_null=True,
         help_text="rtt_ms within 1 ms or 5% of rtt_target_ms (null: no target).",
     )
+    baseline_gbps = serializers.FloatField(
+        read_only=True,
+        allow_null=True,
+        help_text="What the link carried (the pair's latest link baseline before this "
+        "measurement; null: none taken).",
+    )
+    baseline_fraction = serializers.SerializerMethodField(
+        help_text="throughput_gbps / baseline_gbps (null when either is unknown)."
+    )
 
     class Meta:
         model = Measurement
@@ -179,11 +191,19 @@ class MeasurementSerializer(serializers.ModelSerializer):
             "finished",
             "throughput_gbps",
             "makespan_gbps",
+            "baseline_gbps",
+            "baseline_fraction",
             "succeeded",
             "failed",
             "received",
             "transfers",
         ]
+
+    @extend_schema_field(OpenApiTypes.FLOAT)
+    def get_baseline_fraction(self, measurement: Measurement) -> float | None:
+        return baseline_fraction(
+            measurement.throughput_gbps, getattr(measurement, "baseline_gbps", None)
+        )
 
     def __init__(self, *args, expand_transfers: bool = True, **kwargs):
         super().__init__(*args, **kwargs)
@@ -228,8 +248,22 @@ class NodeSerializer(serializers.ModelSerializer):
         ]
 
 
+class RttCheckSerializer(serializers.Serializer):
+    """One pair's RTT before the campaign against what the emulated WAN promised."""
+
+    src = NodeNameField()
+    dst = NodeNameField()
+    target_ms = StrictFloatField(min_value=0, max_value=1e6)
+    measured_ms = StrictFloatField(min_value=0, max_value=1e6, allow_null=True)
+    within_target = serializers.BooleanField(allow_null=True)
+
+
 class CampaignSerializer(serializers.ModelSerializer):
     measurements = serializers.IntegerField(source="measurement_count", read_only=True)
+    rtt_checks = RttCheckSerializer(many=True, read_only=True)
+    rtt_off = serializers.SerializerMethodField(
+        help_text="How many pairs were off their RTT target (1 ms or 5%) before measuring."
+    )
 
     class Meta:
         model = Campaign
@@ -242,8 +276,13 @@ class CampaignSerializer(serializers.ModelSerializer):
             "finished",
             "created",
             "measurements",
+            "rtt_checks",
+            "rtt_off",
         ]
         read_only_fields = ["uuid", "state", "started", "finished", "created"]
+
+    def get_rtt_off(self, campaign: Campaign) -> int:
+        return sum(1 for check in campaign.rtt_checks or [] if check.get("within_target") is False)
 
 
 class CampaignCreateSerializer(serializers.Serializer):
@@ -257,6 +296,7 @@ class CampaignUpdateSerializer(serializers.Serializer):
     started = serializers.DateTimeField(required=False)
     finished = serializers.DateTimeField(required=False)
     schedule = serializers.CharField(max_length=100, allow_blank=True, required=False)
+    rtt_checks = RttCheckSerializer(many=True, required=False, max_length=100_000)
 
     def validate(self, attrs: dict) -> dict:
         campaign = self.instance

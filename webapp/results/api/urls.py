@@ -1,12 +1,14 @@
 from django.urls import path, re_path
 from rest_framework.routers import DefaultRouter
 
-from results.api import views
+from results.api import reference_views, views
 
 router = DefaultRouter()
 router.register("measurements", views.MeasurementViewSet)
 router.register("nodes", views.NodeViewSet)
 router.register("campaigns", views.CampaignViewSet)
+router.register("baselines", reference_views.BaselineViewSet)
+router.register("prelim-runs", reference_views.PrelimRunViewSet)
 
 urlpatterns = [
     *router.urls,

@@ -21,6 +21,7 @@ from results.api.csv_rows import MEASUREMENT_COLUMNS, TRANSFER_COLUMNS, stream_c
 from results.api.renderers import CSVRenderer, FastJSONRenderer
 from results.filtersets import CampaignFilterSet, MeasurementFilterSet, NodeFilterSet
 from results.models import Campaign, Measurement, Node, Transfer
+from results.reference_selectors import with_baseline
 
 
 def _count(model, field: str) -> Coalesce:
@@ -67,7 +68,7 @@ class MeasurementViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
         return self.request.query_params.get("expand") == "transfers"
 
     def get_queryset(self):
-        queryset = super().get_queryset()
+        queryset = with_baseline(super().get_queryset())
         if self.action == "retrieve" or self._expand():
             queryset = queryset.prefetch_related("transfers")
         return queryset

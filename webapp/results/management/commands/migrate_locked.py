@@ -1,18 +1,51 @@
 """`migrate`, one process at a time: every webapp pod runs it before it serves (the chart's
-init container), and on PostgreSQL an advisory lock makes concurrent pods take turns."""
+init container), and on PostgreSQL an advisory lock makes concurrent pods take turns.
+
+It first waits for the database to accept connections (a bundled PostgreSQL starts alongside
+the first webapp pod), so a fresh install does not go through CrashLoopBackOff.
+"""
+
+import time
 
 from django.core.management import call_command
-from django.core.management.base import BaseCommand
-from django.db import connection
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import OperationalError, connection
 
 # Any constant works; it names this lock among the database's advisory locks.
 MIGRATION_LOCK = 0x7470_6362  # "tpcb"
+RETRY_EVERY = 2.0
 
 
 class Command(BaseCommand):
     help = "Apply migrations; concurrent runs wait for each other (PostgreSQL advisory lock)."
 
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--wait",
+            type=float,
+            default=300.0,
+            metavar="SECONDS",
+            help="how long to wait for the database to accept connections (default 300)",
+        )
+
+    def wait_for_database(self, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while True:
+            try:
+                connection.ensure_connection()
+                return
+            except OperationalError as exc:
+                reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                if time.monotonic() + RETRY_EVERY > deadline:
+                    raise CommandError(
+                        f"the database did not accept connections within {seconds:g} s: {reason}"
+                    ) from None
+                self.stderr.write(f"waiting for the database: {reason}")
+                connection.close()
+                time.sleep(RETRY_EVERY)
+
     def handle(self, *args, **options) -> None:
+        self.wait_for_database(options["wait"])
         if connection.vendor != "postgresql":
             call_command("migrate", interactive=False, verbosity=options["verbosity"])
             return

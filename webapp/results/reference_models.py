@@ -1,0 +1,110 @@
+"""What the mesh's numbers are read against (the paper's Section 2): link baselines (what the
+link between two nodes carries, iperf3) and preliminary runs (what one node's servers can do,
+Figures 3 and 4). Imported by results.models, so Django sees them as the app's models."""
+
+import uuid as uuid_lib
+
+from django.db import models
+from django.db.models import F, Q
+
+from results.choices import PrelimKind, PrelimMethod
+
+
+class Baseline(models.Model):
+    """One link baseline: iperf3 with N streams from src to dst, memory to memory; a failed
+    one keeps its error and no throughput."""
+
+    uuid = models.UUIDField(unique=True, default=uuid_lib.uuid4)
+    campaign = models.ForeignKey(
+        "results.Campaign",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="baselines",
+    )
+    src = models.ForeignKey(
+        "results.Node", on_delete=models.PROTECT, related_name="baselines_as_src"
+    )
+    dst = models.ForeignKey(
+        "results.Node", on_delete=models.PROTECT, related_name="baselines_as_dst"
+    )
+    tool = models.CharField(max_length=32)
+    streams = models.PositiveIntegerField()
+    duration_s = models.PositiveIntegerField()
+    started = models.DateTimeField()
+    finished = models.DateTimeField(null=True, blank=True)
+    throughput_gbps = models.FloatField(null=True, blank=True)
+    error = models.TextField(blank=True, default="")
+    received = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-started", "-id"]
+        constraints = [
+            models.CheckConstraint(name="baseline_src_not_dst", condition=~Q(src=F("dst"))),
+            models.CheckConstraint(name="baseline_streams_positive", condition=Q(streams__gte=1)),
+            models.CheckConstraint(
+                name="baseline_throughput_not_negative",
+                condition=Q(throughput_gbps__isnull=True) | Q(throughput_gbps__gte=0),
+            ),
+        ]
+        # A measurement's reference: the pair's latest successful baseline before it.
+        indexes = [models.Index(fields=["src", "dst", "started"], name="baseline_pair_started")]
+
+    def __str__(self) -> str:
+        figure = (
+            f"{self.throughput_gbps:.2f} Gbps" if self.throughput_gbps is not None else "failed"
+        )
+        return f"{self.src_id}->{self.dst_id} {self.tool} x{self.streams}: {figure}"
+
+
+class PrelimRun(models.Model):
+    """One preliminary run on one node: a concurrency or a file size sweep."""
+
+    uuid = models.UUIDField(unique=True, default=uuid_lib.uuid4)
+    kind = models.CharField(max_length=16, choices=PrelimKind.choices)
+    node = models.ForeignKey("results.Node", on_delete=models.PROTECT, related_name="prelim_runs")
+    streams = models.PositiveIntegerField()
+    started = models.DateTimeField()
+    finished = models.DateTimeField(null=True, blank=True)
+    received = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-started", "-id"]
+        constraints = [
+            models.CheckConstraint(name="prelim_run_streams_positive", condition=Q(streams__gte=1)),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} on {self.node_id} at {self.started:%Y-%m-%d %H:%M}"
+
+
+class PrelimPoint(models.Model):
+    """One point of a run: `concurrency` copies of a `file_size` file at once by `method`."""
+
+    run = models.ForeignKey(PrelimRun, on_delete=models.CASCADE, related_name="points")
+    method = models.CharField(max_length=16, choices=PrelimMethod.choices)
+    file_size = models.BigIntegerField()
+    concurrency = models.PositiveIntegerField()
+    throughput_gbps = models.FloatField(null=True, blank=True)
+    makespan_gbps = models.FloatField(null=True, blank=True)
+    succeeded = models.PositiveIntegerField(default=0)
+    failed = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True, default="")
+
+    class Meta:
+        ordering = ["run", "method", "file_size", "concurrency"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "method", "file_size", "concurrency"],
+                name="prelim_point_unique_in_run",
+            ),
+            models.CheckConstraint(
+                name="prelim_point_concurrency_positive", condition=Q(concurrency__gte=1)
+            ),
+            models.CheckConstraint(
+                name="prelim_point_file_size_positive", condition=Q(file_size__gt=0)
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.run_id} {self.method} x{self.concurrency} {self.file_size} B"

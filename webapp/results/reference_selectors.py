@@ -1,0 +1,47 @@
+"""Reads of the references: the baseline a measurement is a fraction of, a pair's baselines
+over time (the pair page's Figure 5 line) and the preliminary runs' points (Figures 3, 4)."""
+
+from datetime import datetime
+
+from django.db.models import FloatField, OuterRef, QuerySet, Subquery
+
+from results.models import Baseline, Measurement, PrelimRun
+
+
+def with_baseline(measurements: QuerySet[Measurement]) -> QuerySet[Measurement]:
+    """Annotate `baseline_gbps`: the pair's latest successful link baseline that started no
+    later than the measurement (a campaign's --baseline runs before the pair's first one)."""
+    latest = (
+        Baseline.objects.filter(
+            src=OuterRef("src"),
+            dst=OuterRef("dst"),
+            started__lte=OuterRef("started"),
+            throughput_gbps__isnull=False,
+        )
+        .order_by("-started")
+        .values("throughput_gbps")[:1]
+    )
+    return measurements.annotate(baseline_gbps=Subquery(latest, output_field=FloatField()))
+
+
+def baseline_fraction(throughput_gbps: float | None, baseline_gbps: float | None) -> float | None:
+    """TPC throughput as a fraction of what the link carries (None when either is unknown)."""
+    if throughput_gbps is None or not baseline_gbps:
+        return None
+    return throughput_gbps / baseline_gbps
+
+
+def pair_baselines(*, src: str, dst: str, since: datetime) -> list[dict]:
+    """The pair's baselines since `since`, oldest first (failed ones too, with their error)."""
+    rows = Baseline.objects.filter(src__name=src, dst__name=dst, started__gte=since)
+    return list(
+        rows.order_by("started").values("started", "throughput_gbps", "streams", "tool", "error")
+    )
+
+
+def prelim_runs(*, kind: str | None = None, limit: int = 20) -> list[PrelimRun]:
+    """The latest preliminary runs (of one kind), newest first, with their points."""
+    runs = PrelimRun.objects.select_related("node").prefetch_related("points")
+    if kind:
+        runs = runs.filter(kind=kind)
+    return list(runs.order_by("-started", "-id")[:limit])
