@@ -8,7 +8,7 @@ import uuid
 from typing import Any
 
 import pytest
-from chart_support import SCENARIOS, Cluster, Helm
+from chart_support import CHART, SCENARIOS, Cluster, Helm
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
@@ -78,3 +78,17 @@ def test_the_dry_run_rejects_a_misspelled_field(helm: Helm, cluster: Cluster) ->
         assert 'unknown field "spec.template.spec.hostNetwrok"' in message
     finally:
         cluster.core.delete_namespace(namespace)
+
+
+def test_the_notes_give_commands_that_paste(cluster_helm: Helm) -> None:
+    """NOTES.txt as `helm install` prints it: one label selector for every label, and the
+    Ingress's address in the run-now command when the dashboard is published through one."""
+    installed = cluster_helm.run(
+        "install", "notes", str(CHART), "--namespace", "default", "--dry-run=server",
+        "--set", "nodes.selector.extra=yes", "--set", "webapp.ingress.enabled=true",
+        "--set", "webapp.ingress.host=tpc.example.org",
+    ).stdout  # fmt: skip
+    notes = installed[installed.index("NOTES:") :]
+    assert "kubectl get nodes -l 'extra=yes,tpc-bench.io/network=100000'" in notes
+    assert "http://tpc.example.org/api/v1/campaigns/" in notes
+    assert "127.0.0.1:8000" not in notes  # no port-forward was printed, so none is used
