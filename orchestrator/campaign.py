@@ -198,6 +198,7 @@ def run_campaign(
     rediscover_every: float = 30.0,
     measure_options: dict[str, Any] | None = None,
     baseline: bool = False,
+    baseline_seconds: int = DEFAULT_BASELINE_SECONDS,
     link_baseline: Callable[..., Baseline] = measure_baseline,
 ) -> CampaignResult:
     """Run one campaign now; never raises for a failed transfer or a vanished node.
@@ -290,11 +291,13 @@ def run_campaign(
                 return
             baselines.add(key)
         try:
-            measured = await asyncio.to_thread(link_baseline, src, dst, campaign=campaign_uuid)
+            measured = await asyncio.to_thread(
+                link_baseline, src, dst, campaign=campaign_uuid, seconds=baseline_seconds
+            )
         except Exception as exc:  # the baseline failed, not the TPC measurement: data again
             log.warning("link baseline %s -> %s failed: %s", src.name, dst.name, exc)
             measured = Baseline(
-                src.name, dst.name, DEFAULT_BASELINE_STREAMS, DEFAULT_BASELINE_SECONDS,
+                src.name, dst.name, DEFAULT_BASELINE_STREAMS, baseline_seconds,
                 campaign_uuid, error=f"{type(exc).__name__}: {exc}",
             )  # fmt: skip
         reporter.report_result("baseline", measured.to_json())

@@ -37,6 +37,7 @@ class CampaignContext:
             "creds": self.creds,
             "measure_options": {"timeout": settings.transfer_timeout},
             "baseline": settings.baseline,
+            "baseline_seconds": settings.baseline_seconds,
         }
 
 

@@ -111,6 +111,7 @@ class Settings:
     metrics_port: int = 9105
     run_on_start: bool = False  # start one campaign right away, then follow the schedule
     baseline: bool = False  # measure each pair's link (iperf3) before its transfers
+    baseline_seconds: int = 10  # how long each of those iperf3 tests runs
     sources: dict[str, str] = field(default_factory=dict)  # setting -> where it came from
 
 
@@ -138,6 +139,7 @@ PARSERS: dict[str, Callable[[Any], Any]] = {
     "metrics_port": _port,
     "run_on_start": parse_bool,
     "baseline": parse_bool,
+    "baseline_seconds": _positive_int,
 }
 
 

@@ -9,7 +9,9 @@
 #   DEMO_LINK (2gbit: each node's link capacity, also without a WAN; off for none; the grid's
 #   thresholds follow it), DEMO_TCP_BUFFER (512KiB: the nodes' TCP buffer maximum with a WAN,
 #   small enough that one stream is window-limited at WAN RTTs), DEMO_RUNTIME (process; podman:
-#   the nodes' servers run from our container images, built first if need be).
+#   the nodes' servers run from our container images, built first if need be), DEMO_BASELINE
+#   (3: seconds of iperf3 per ordered pair before its transfers, the pair pages' link line;
+#   off for none).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,6 +25,7 @@ WAN=${DEMO_WAN:-prp}
 LINK=${DEMO_LINK:-2gbit}
 TCP_BUFFER=${DEMO_TCP_BUFFER:-512KiB}
 RUNTIME=${DEMO_RUNTIME:-process}
+BASELINE=${DEMO_BASELINE:-3}
 export TPCBENCH_HOME=${TPCBENCH_HOME:-$([ "$(id -u)" -eq 0 ] && echo /var/lib/tpc-bench || echo "$HOME/.local/state/tpc-bench")}
 DEMO_DIR=$TPCBENCH_HOME/demo
 URL=http://127.0.0.1:$PORT
@@ -114,9 +117,14 @@ if ! curl -fsS -o /dev/null "$URL/api/v1/nodes/" 2>/dev/null; then
 fi
 
 # No --file-size: the campaign uses the lab's own source file, also when a lab is reused.
+CAMPAIGN_ARGS=()
+if [ "$BASELINE" != "off" ] && [ "$(id -u)" -eq 0 ]; then
+  CAMPAIGN_ARGS+=(--baseline --baseline-seconds "$BASELINE")
+fi
 echo "demo: [4/5] campaign: every ordered pair x ($PROTOCOLS) x streams ($STREAMS), $TRANSFERS transfers each"
+[ ${#CAMPAIGN_ARGS[@]} -eq 0 ] || echo "demo:       and each pair's link first (iperf3, ${BASELINE} s; DEMO_BASELINE=off: none)"
 $TPCBENCH campaign run --protocols "$PROTOCOLS" --streams "$STREAMS" --transfers "$TRANSFERS" \
-  --report-to "$URL" --token-file "$DEMO_DIR/api-token" \
+  --report-to "$URL" --token-file "$DEMO_DIR/api-token" "${CAMPAIGN_ARGS[@]}" \
   || echo "demo: some measurements failed; the grid shows them with their reasons"
 
 echo "demo: [5/5] done"
@@ -126,6 +134,7 @@ echo "  REST API:   $URL/api/docs/"
 echo "  MaDDash:    $URL/maddash/grids/"
 echo "  Figure 7:   $URL/plots/latency/   (throughput versus RTT)"
 echo "  Figure 8:   $URL/plots/streams/   (single versus multi stream)"
+echo "  Figure 5:   $URL/pairs/lab-1/lab-2/   (a pair over time, with its link baseline)"
 echo
 echo "  Another campaign: TPCBENCH_HOME=$TPCBENCH_HOME $TPCBENCH campaign run --report-to $URL --token-file $DEMO_DIR/api-token"
 echo "  Stop it all:      make demo-down"

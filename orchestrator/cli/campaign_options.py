@@ -27,6 +27,7 @@ CAMPAIGN_FLAGS: tuple[tuple[str, str], ...] = (
     ("--report-to", "webapp URL to POST measurements to, e.g. http://127.0.0.1:8000"),
     ("--token-file", "file holding the API token (else $TPCBENCH_API_TOKEN)"),
     ("--spool-dir", "durable spool of unsent results (default $TPCBENCH_HOME/spool)"),
+    ("--baseline-seconds", "how long each --baseline iperf3 test runs (default 10)"),
 )
 
 
