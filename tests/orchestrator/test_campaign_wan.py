@@ -76,7 +76,8 @@ def test_campaign_stores_checked_rtts_and_throughput_falls_with_rtt(
         [
             sys.executable, "-m", "orchestrator", "campaign", "run", "--inventory", inventory,
             "--report-to", webapp.url, "--protocols", "https,gridftp", "--streams", "1",
-            "--transfers", "2", "--transfer-timeout", "120",
+            "--transfers", "2", "--transfer-timeout", "120", "--baseline",
+            "--baseline-seconds", "1",
         ],
         env=env, cwd=tmp_path, capture_output=True, text=True, timeout=900, check=False,
     )  # fmt: skip
@@ -107,6 +108,15 @@ def test_campaign_stores_checked_rtts_and_throughput_falls_with_rtt(
 
     (campaign,) = client.get("/api/v1/campaigns/").json()["results"]
     assert len(campaign["rtt_checks"]) == 6 and campaign["rtt_off"] == 0  # kept with it
+
+    # --baseline: each ordered pair's link, before its transfers, read back as a fraction
+    baselines = client.get("/api/v1/baselines/", params={"campaign": campaign["uuid"]}).json()
+    every_ordered_pair = sorted([*TARGETS, *((d, s) for s, d in TARGETS)])
+    assert sorted((b["src"], b["dst"]) for b in baselines["results"]) == every_ordered_pair
+    assert all(b["throughput_gbps"] > 0 and b["duration_s"] == 1 for b in baselines["results"])
+    measured = client.get("/api/v1/measurements/", params={"limit": 100}).json()["results"]
+    assert all(m["baseline_gbps"] is not None for m in measured)
+    assert all(m["baseline_fraction"] > 0 for m in measured)
 
     nodes = client.get("/api/v1/nodes/").json()["results"]
     assert {n["name"]: n["link_gbps"] for n in nodes} == {f"lab-{i}": 5.0 for i in (1, 2, 3)}
