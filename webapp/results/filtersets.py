@@ -31,11 +31,11 @@ class UTCDateTimeFilter(django_filters.IsoDateTimeFilter):
     field_class = UTCDateTimeField
 
 
-class MeasurementFilterSet(django_filters.FilterSet):
+class PairFilterSet(django_filters.FilterSet):
+    """What is taken between a source and a destination, at a time, maybe in a campaign."""
+
     src = django_filters.CharFilter(field_name="src__name", help_text="Source node name")
     dst = django_filters.CharFilter(field_name="dst__name", help_text="Destination node name")
-    protocol = django_filters.ChoiceFilter(choices=Protocol.choices)
-    streams = IntegerFilter(field_name="streams", min_value=1, max_value=1024)
     since = UTCDateTimeFilter(
         field_name="started", lookup_expr="gte", help_text="Started at or after (ISO 8601)"
     )
@@ -43,6 +43,11 @@ class MeasurementFilterSet(django_filters.FilterSet):
         field_name="started", lookup_expr="lt", help_text="Started before (ISO 8601)"
     )
     campaign = django_filters.UUIDFilter(field_name="campaign__uuid", help_text="Campaign uuid")
+
+
+class MeasurementFilterSet(PairFilterSet):
+    protocol = django_filters.ChoiceFilter(choices=Protocol.choices)
+    streams = IntegerFilter(field_name="streams", min_value=1, max_value=1024)
 
     class Meta:
         model = Measurement
@@ -67,17 +72,7 @@ class NodeFilterSet(django_filters.FilterSet):
         fields = ["site", "name"]
 
 
-class BaselineFilterSet(django_filters.FilterSet):
-    src = django_filters.CharFilter(field_name="src__name", help_text="Source node name")
-    dst = django_filters.CharFilter(field_name="dst__name", help_text="Destination node name")
-    since = UTCDateTimeFilter(
-        field_name="started", lookup_expr="gte", help_text="Started at or after (ISO 8601)"
-    )
-    until = UTCDateTimeFilter(
-        field_name="started", lookup_expr="lt", help_text="Started before (ISO 8601)"
-    )
-    campaign = django_filters.UUIDFilter(field_name="campaign__uuid", help_text="Campaign uuid")
-
+class BaselineFilterSet(PairFilterSet):
     class Meta:
         model = Baseline
         fields = ["src", "dst", "since", "until", "campaign"]
