@@ -61,6 +61,15 @@ class TransferInSerializer(serializers.Serializer):
     message = serializers.CharField(
         allow_blank=True, required=False, default="", max_length=100_000, trim_whitespace=False
     )
+    duration_s = StrictFloatField(
+        min_value=0, required=False, write_only=True, help_text="Ignored: end - start is used."
+    )
+    progress = serializers.JSONField(
+        required=False,
+        write_only=True,
+        help_text="[seconds since start, bytes] pairs from the tool's progress (perf markers); "
+        "not stored.",
+    )
 
     def validate(self, attrs: dict) -> dict:
         if attrs["end"] < attrs["start"]:
@@ -130,6 +139,19 @@ class MeasurementInSerializer(serializers.Serializer):
         min_value=0, required=False, write_only=True, help_text="Ignored: the server recomputes it."
     )
     transfers = TransferInSerializer(many=True, allow_empty=False, max_length=MAX_TRANSFERS)
+    cleanup_errors = serializers.ListField(
+        child=serializers.CharField(allow_blank=True, max_length=100_000, trim_whitespace=False),
+        required=False,
+        write_only=True,
+        max_length=MAX_TRANSFERS,
+        help_text="Destination files the orchestrator could not delete afterwards; not stored.",
+    )
+    rtt_from = serializers.ChoiceField(
+        choices=["source", "orchestrator"],
+        required=False,
+        write_only=True,
+        help_text="Where rtt_ms was measured from (default: the source node); not stored.",
+    )
 
     def validate(self, attrs: dict) -> dict:
         errors = {}
