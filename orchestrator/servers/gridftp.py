@@ -1,7 +1,7 @@
 """The globus-gridftp-server command line and environment (GSI, grid-mapfile).
 
-Used by the lab and by the container image. Verified against globus-gridftp-server 13.24
-(see shared/notes/tpc-servers.md, section 3).
+Used by the lab and by the container image. Verified against globus-gridftp-server 13.24:
+the lab's and the images' tests run third-party copies through exactly this command line.
 """
 
 from __future__ import annotations

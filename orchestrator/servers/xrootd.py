@@ -1,7 +1,8 @@
 """The XRootD server configuration: HTTPS (XrdHttp + XrdHttpTPC) and root:// with TPC.
 
 Used by the lab and by the container image, so both run exactly this configuration.
-Verified against xrootd 5.5.3 (see shared/notes/tpc-servers.md, section 1).
+Verified against xrootd 5.5.3: the lab's and the images' tests run HTTPS-TPC and root://
+TPC through exactly this configuration.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 etcd (Debian's, data on tmpfs), kube-apiserver, kube-controller-manager and kube-scheduler
 (v1.31.4, built once by `scripts/simcluster/build.sh`) and kwok, which plays the kubelets of
 fake nodes. Everything listens on 127.0.0.1 only, on free ports, so several clusters can run
-at once. Recipe and findings: shared/notes/simulated-cluster.md.
+at once. The recipe and its findings are in docs/discovery.md (how the tests run the
+cluster) and scripts/simcluster/README.md (the build).
 
     with SimCluster(workdir) as cluster:
         api = cluster.api_client()          # a kubernetes.client.ApiClient, admin
