@@ -4,6 +4,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
+from test_references import baseline, prelim_run
 
 pytestmark = pytest.mark.django_db
 
@@ -13,6 +14,8 @@ ENDPOINTS = {
     "/api/v1/measurements/?expand=transfers": 3,  # + transfers prefetch
     "/api/v1/nodes/": 2,
     "/api/v1/campaigns/": 2,
+    "/api/v1/baselines/": 2,  # count + page (nodes and campaign joined)
+    "/api/v1/prelim-runs/": 3,  # count + page + their points (prefetched)
     # Aggregates: data version (cache key) + one query (latest campaign, aggregate, node names)
     "/api/v1/throughput-vs-latency/?window=latest": 2,
     "/api/v1/throughput-vs-latency/?window=20d": 2,
@@ -48,6 +51,15 @@ def load_mesh(reporter, make_payload):
         response = reporter.post("/api/v1/measurements/", items, format="json")
         assert response.json()["created"] == len(items)
         reporter.patch(f"/api/v1/campaigns/{campaign}/", {"state": "finished"}, format="json")
+        for a in names:  # a link baseline per pair, a preliminary run per node
+            run = prelim_run(node=a)
+            assert reporter.post("/api/v1/prelim-runs/", run, format="json").status_code == 201
+            for b in names:
+                if a != b:
+                    body = baseline(src=a, dst=b, campaign=campaign)
+                    assert (
+                        reporter.post("/api/v1/baselines/", body, format="json").status_code == 201
+                    )
 
     return load
 

@@ -206,3 +206,13 @@ def test_the_prelim_page_says_what_to_run_when_empty(anonymous):
     page = anonymous.get("/plots/prelim/")
     assert page.status_code == 200
     assert "No preliminary runs yet" in page.content.decode()
+
+
+def test_the_grid_reads_each_value_as_a_fraction_of_its_link(reporter, anonymous, store):
+    now = timezone.now()
+    reporter.post("/api/v1/baselines/", baseline(started=now - timedelta(hours=2)), format="json")
+    store(gbps=10.0, started=now - timedelta(hours=1))  # node-a -> node-b: has a baseline
+    store(gbps=10.0, started=now - timedelta(hours=1), src="node-b", dst="node-a")  # has none
+    page = anonymous.get("/?window=20d").content.decode()
+    assert page.count("10.00 Gbps (25% of the link's 40.00)") == 1
+    assert page.count("of the link") == 1

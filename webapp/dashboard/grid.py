@@ -17,6 +17,7 @@ from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 from results.cache import cached_aggregate
 from results.maddash import GridBands, all_grid_bands, status_labels
+from results.reference_selectors import latest_link_baselines
 from results.selectors import CampaignStart
 
 # MaDDash status codes (CheckConstants.java) and its colour-blind-safe default palette.
@@ -125,8 +126,22 @@ class PairLinks:
         return [(f"{self._head}{quote(n, safe='')}{self._middle}", self._end) for n in names]
 
 
-def build_table(grid: GridBands, slug: str, title: str) -> SafeString:
-    """The grid as an HTML table; names are escaped and quoted once, not once per cell."""
+def of_link(value_gbps: float, link_gbps: float | None) -> str:
+    """ " (25% of the link's 40.00)": the value as a fraction of the pair's link baseline."""
+    if not link_gbps:
+        return ""
+    return f" ({100 * value_gbps / link_gbps:.0f}% of the link's {link_gbps:.2f})"
+
+
+def build_table(
+    grid: GridBands,
+    slug: str,
+    title: str,
+    links: dict[tuple[str, str], float] | None = None,
+) -> SafeString:
+    """The grid as an HTML table; names are escaped and quoted once, not once per cell.
+    `links`: each pair's latest link baseline, so a value reads as a fraction of it too."""
+    links = links or {}
     check_names = [escape(n) for n in grid.check_names]
     names = [escape(n) for n in grid.names]
     quoted = [escape(quote(n, safe="")) for n in grid.names]
@@ -157,6 +172,7 @@ def build_table(grid: GridBands, slug: str, title: str) -> SafeString:
                 append('<td class="self" aria-label="same node"></td>')
                 continue
             dst = names[c]
+            link = links.get((grid.names[r], grid.names[c])) if links else None
             bands = []
             spoken = []
             for (i, check_name), band in zip(checks, cell, strict=True):
@@ -171,7 +187,10 @@ def build_table(grid: GridBands, slug: str, title: str) -> SafeString:
                         check_name, status, ok, failed, counts
                     )
                 span_head, span_middle, spoken_head, spoken_tail = fixed
-                value = "no value" if value_gbps is None else f"{value_gbps:.2f} Gbps"
+                if value_gbps is None:
+                    value = "no value"
+                else:
+                    value = f"{value_gbps:.2f} Gbps{of_link(value_gbps, link) if link else ''}"
                 if not failed and value_gbps is not None and measurements <= 1:
                     message = ""  # it would only repeat the value
                 elif message:
@@ -188,7 +207,9 @@ def build_table(grid: GridBands, slug: str, title: str) -> SafeString:
     return mark_safe("".join(parts))  # every value above is escaped
 
 
-def build_section(grid: GridBands) -> GridSection:
+def build_section(
+    grid: GridBands, links: dict[tuple[str, str], float] | None = None
+) -> GridSection:
     name = grid.name
     slug = "".join(ch if ch.isalnum() else "-" for ch in name.lower()).strip("-") or "grid"
     title = PROTOCOL_TITLES.get(name.lower(), name)
@@ -211,7 +232,7 @@ def build_section(grid: GridBands) -> GridSection:
         title=title,
         check_names=list(grid.check_names),
         legend=legend,
-        table_html=build_table(grid, slug, title),
+        table_html=build_table(grid, slug, title, links),
         last_update=datetime.fromtimestamp(last, tz=UTC) if last else None,
         n_rows=len(grid.names),
         n_cols=len(grid.names),
@@ -228,4 +249,6 @@ def build_section(grid: GridBands) -> GridSection:
 @cached_aggregate("grid-sections")
 def grid_sections(*, window: str = "latest") -> list[GridSection]:
     """A section per grid with results (none: an empty database); raises ValueError (window)."""
-    return [build_section(grid) for grid in all_grid_bands(window=window)]
+    grids = all_grid_bands(window=window)
+    links = latest_link_baselines() if grids else {}
+    return [build_section(grid, links) for grid in grids]

@@ -31,6 +31,22 @@ def baseline_fraction(throughput_gbps: float | None, baseline_gbps: float | None
     return throughput_gbps / baseline_gbps
 
 
+def latest_link_baselines() -> dict[tuple[str, str], float]:
+    """(src, dst) -> the pair's latest successful link baseline, for every pair that has one
+    (one query; the grid shows each cell's throughput as a fraction of it)."""
+    latest = (
+        Baseline.objects.filter(
+            src=OuterRef("src"), dst=OuterRef("dst"), throughput_gbps__isnull=False
+        )
+        .order_by("-started", "-id")
+        .values("id")[:1]
+    )
+    rows = Baseline.objects.filter(id=Subquery(latest)).values_list(
+        "src__name", "dst__name", "throughput_gbps"
+    )
+    return {(src, dst): gbps for src, dst, gbps in rows}
+
+
 def pair_baselines(*, src: str, dst: str, since: datetime) -> list[dict]:
     """The pair's baselines since `since`, oldest first (failed ones too, with their error)."""
     rows = Baseline.objects.filter(src__name=src, dst__name=dst, started__gte=since)
