@@ -4,7 +4,8 @@ from datetime import timedelta
 
 import pytest
 from django.utils import timezone
-from results import maddash
+from results import grid as grid_model
+from results import grid_limits, maddash, queries
 from results.models import Campaign, Node, Threshold
 from results.selectors import CampaignStart
 
@@ -45,7 +46,7 @@ def mesh(ingest):
 
 
 def test_grid_list_names_protocols_with_results(mesh, anonymous):
-    assert maddash.maddash_grid_names() == ["https", "gridftp"]
+    assert grid_model.grid_names() == ["https", "gridftp"]
     body = anonymous.get("/maddash/grids/").json()
     assert body == {
         "grids": [
@@ -76,18 +77,18 @@ def test_grid_has_maddash_shape(mesh, anonymous):
 def test_statuses_follow_default_thresholds_and_failures(mesh):
     grid = maddash.maddash_grid(name="https", window="24h")
     eight, one = cell(grid, "a", "b")
-    assert (eight["status"], one["status"]) == (maddash.OK, maddash.WARNING)
+    assert (eight["status"], one["status"]) == (grid_limits.OK, grid_limits.WARNING)
     assert eight["value_gbps"] == pytest.approx(40)
     assert "40.00 Gbps" in eight["message"]
-    assert cell(grid, "b", "a")[0]["status"] == maddash.CRITICAL
+    assert cell(grid, "b", "a")[0]["status"] == grid_limits.CRITICAL
     partial = cell(grid, "a", "c")[0]
-    assert partial["status"] == maddash.WARNING  # 40 Gbps but 2 of 11 failed
+    assert partial["status"] == grid_limits.WARNING  # 40 Gbps but 2 of 11 failed
     assert "2/11 failed" in partial["message"]
     dead = cell(grid, "c", "a")[0]
-    assert dead["status"] == maddash.CRITICAL
+    assert dead["status"] == grid_limits.CRITICAL
     assert "All 11 transfers failed: connect" in dead["message"]
     assert "connect talking to a" in dead["message"]
-    assert cell(grid, "b", "c")[0]["status"] == maddash.NOT_RUN
+    assert cell(grid, "b", "c")[0]["status"] == grid_limits.NOT_RUN
     assert cell(grid, "b", "c")[0]["prevCheckTime"] is None
 
 
@@ -96,12 +97,12 @@ def test_thresholds_most_specific_wins(mesh):
     Threshold.objects.create(protocol="https", ok_gbps=50, warning_gbps=4)
     Threshold.objects.create(protocol="https", src=a, dst=b, ok_gbps=15, warning_gbps=10)
     grid = maddash.maddash_grid(name="https", window="24h")
-    assert [c["status"] for c in cell(grid, "a", "b")] == [maddash.OK, maddash.OK]
-    assert cell(grid, "b", "a")[0]["status"] == maddash.WARNING  # 5 >= 4 (grid-wide)
+    assert [c["status"] for c in cell(grid, "a", "b")] == [grid_limits.OK, grid_limits.OK]
+    assert cell(grid, "b", "a")[0]["status"] == grid_limits.WARNING  # 5 >= 4 (grid-wide)
     assert grid["statusLabels"][0] == "Throughput >= 50 Gbps"
     Threshold.objects.create(protocol="https", src=b, ok_gbps=1, warning_gbps=0.5)
     grid = maddash.maddash_grid(name="https", window="24h")
-    assert cell(grid, "b", "a")[0]["status"] == maddash.OK
+    assert cell(grid, "b", "a")[0]["status"] == grid_limits.OK
 
 
 @pytest.mark.parametrize("window", ["latest", "24h"])
@@ -119,11 +120,11 @@ def test_one_query_grids_equal_the_orm_built_ones(mesh, ingest, reporter, window
     Threshold.objects.create(protocol="https", dst=b, ok_gbps=15, warning_gbps=10)
     Threshold.objects.create(protocol="gridftp", src=a, dst=b, ok_gbps=45, warning_gbps=1)
     for protocols in (["https"], ["gridftp"], ["root"], ["https", "gridftp", "root"]):
-        by_parts = maddash._build_bands_by_parts(protocols, window)
-        assert maddash._build_bands_in_one_query(protocols, window, probe=False) == by_parts
-    by_parts = maddash._build_bands_by_parts(maddash.maddash_grid_names(), window)
-    all_grids = maddash._build_bands_in_one_query(["https", "gridftp", "root"], window, probe=True)
-    assert all_grids == maddash._with_campaign(by_parts, window)
+        by_parts = grid_model.build_bands_by_parts(protocols, window)
+        assert queries.grid_bands_in_one_query(protocols, window, probe=False) == by_parts
+    by_parts = grid_model.build_bands_by_parts(grid_model.grid_names(), window)
+    all_grids = queries.grid_bands_in_one_query(["https", "gridftp", "root"], window, probe=True)
+    assert all_grids == grid_model.with_campaign(by_parts, window)
     assert [g.name for g in all_grids] == ["https", "gridftp"]
     started = Campaign.objects.get(uuid=campaign).started
     assert all_grids[0].campaign == (CampaignStart(started) if window == "latest" else None)
@@ -154,7 +155,7 @@ def test_unknown_grid_is_404_and_bad_window_is_400(mesh, anonymous):
 
 
 def test_empty_database_gives_no_grids_and_a_not_run_grid(db):
-    assert maddash.maddash_grid_names() == []
+    assert grid_model.grid_names() == []
     grid = maddash.maddash_grid(name="root")
     assert grid["grid"] == [] and grid["checkNames"] == ["8 streams", "1 stream"]
 
@@ -171,14 +172,14 @@ def test_check_uri_serves_the_check_with_paged_history(mesh, ingest, anonymous):
         "a",
         "8 streams",
     )
-    assert (check["status"], check["statusShortName"]) == (maddash.OK, "OK")
-    assert [h["status"] for h in check["history"]] == [maddash.OK, maddash.CRITICAL]
+    assert (check["status"], check["statusShortName"]) == (grid_limits.OK, "OK")
+    assert [h["status"] for h in check["history"]] == [grid_limits.OK, grid_limits.CRITICAL]
     assert "connect" in check["history"][1]["message"]
     assert check["history"][0]["returnParams"]["Average"] == pytest.approx(35)
     paged = anonymous.get(uri.replace("%20", "+"), {"resultsPerPage": 1, "page": 1}).json()
     assert paged["historyPageCount"] == 2 and len(paged["history"]) == 1
-    assert paged["history"][0]["status"] == maddash.CRITICAL
-    assert paged["status"] == maddash.OK  # the current state stays the latest
+    assert paged["history"][0]["status"] == grid_limits.CRITICAL
+    assert paged["status"] == grid_limits.OK  # the current state stays the latest
 
 
 def test_row_uri_serves_the_rows_cells_with_their_checks(mesh, anonymous):
@@ -194,7 +195,7 @@ def test_row_uri_serves_the_rows_cells_with_their_checks(mesh, anonymous):
     # The same checks as the grid's own cells.
     assert row["cells"][0]["checks"] == cell(grid, "a", "b")
     assert row["cells"][1]["checks"] == cell(grid, "a", "c")
-    assert row["cells"][1]["checks"][0]["status"] == maddash.WARNING  # 2 of 11 failed
+    assert row["cells"][1]["checks"][0]["status"] == grid_limits.WARNING  # 2 of 11 failed
     one = anonymous.get(row["cells"][0]["uri"], {"window": "24h"}).json()
     assert (one["rowName"], one["colName"]) == ("a", "b")
     assert one["checks"] == cell(grid, "a", "b")

@@ -2,7 +2,8 @@
 grid thresholds that follow the link capacity unless a Threshold row says otherwise."""
 
 import pytest
-from results import maddash
+from results import grid as grid_model
+from results import grid_limits, maddash, queries
 from results.models import Node, Threshold
 
 pytestmark = pytest.mark.django_db
@@ -83,9 +84,9 @@ def two_gbit_lab(post):
 
 def test_default_thresholds_are_fractions_of_the_link(two_gbit_lab):
     grid = maddash.maddash_grid(name="https", window="24h")
-    assert cell_status(grid, "a", "b")[0] == maddash.OK
-    assert cell_status(grid, "b", "c")[0] == maddash.WARNING
-    assert cell_status(grid, "c", "a")[0] == maddash.CRITICAL
+    assert cell_status(grid, "a", "b")[0] == grid_limits.OK
+    assert cell_status(grid, "b", "c")[0] == grid_limits.WARNING
+    assert cell_status(grid, "c", "a")[0] == grid_limits.CRITICAL
     assert grid["statusLabels"][0] == "Throughput >= 0.6 Gbps (2 Gbit/s links)"
     assert grid["statusLabels"][2].startswith("Throughput < 0.2 Gbps")
 
@@ -94,21 +95,21 @@ def test_fractions_come_from_the_settings(two_gbit_lab, settings):
     settings.TPCBENCH_OK_LINK_FRACTION = 0.1  # 0.2 Gbit/s
     settings.TPCBENCH_WARNING_LINK_FRACTION = 0.1
     grid = maddash.maddash_grid(name="https", window="24h")
-    assert cell_status(grid, "b", "c")[0] == maddash.OK
+    assert cell_status(grid, "b", "c")[0] == grid_limits.OK
 
 
 def test_a_threshold_row_in_the_admin_still_wins(two_gbit_lab):
     Threshold.objects.create(protocol="https", ok_gbps=0.25, warning_gbps=0.05)
     grid = maddash.maddash_grid(name="https", window="24h")
     assert [cell_status(grid, *pair)[0] for pair in (("b", "c"), ("c", "a"))] == [
-        maddash.OK,
-        maddash.WARNING,
+        grid_limits.OK,
+        grid_limits.WARNING,
     ]
     assert grid["statusLabels"][0] == "Throughput >= 0.25 Gbps"
     c, a = Node.objects.get(name="c"), Node.objects.get(name="a")
     Threshold.objects.create(protocol="https", src=c, dst=a, ok_gbps=0.05, warning_gbps=0.01)
     grid = maddash.maddash_grid(name="https", window="24h")
-    assert cell_status(grid, "c", "a")[0] == maddash.OK
+    assert cell_status(grid, "c", "a")[0] == grid_limits.OK
 
 
 @pytest.mark.parametrize("window", ["latest", "24h"])
@@ -116,12 +117,12 @@ def test_mixed_links_limit_each_pair_by_its_smaller_link(post, window):
     post({"src_link_gbps": 2.0, "dst_link_gbps": 10.0}, src="a", dst="b", seconds=seconds_for(1))
     post({"src_link_gbps": 10.0}, src="b", dst="c", seconds=seconds_for(2.5))  # c: unknown
     post(src="c", dst="a", seconds=seconds_for(0.5))
-    grids = maddash._build_bands_by_parts(["https"], window)
-    assert maddash._build_bands_in_one_query(["https"], window, probe=False) == grids
+    grids = grid_model.build_bands_by_parts(["https"], window)
+    assert queries.grid_bands_in_one_query(["https"], window, probe=False) == grids
     grid = maddash.maddash_grid(name="https", window="24h")
-    assert cell_status(grid, "a", "b")[0] == maddash.OK  # 1 >= 0.3 x min(2, 10)
-    assert cell_status(grid, "b", "c")[0] == maddash.WARNING  # 2.5 < 0.3 x 10
-    assert cell_status(grid, "c", "a")[0] == maddash.WARNING  # 0.5 < 0.3 x 2 (a's, known)
+    assert cell_status(grid, "a", "b")[0] == grid_limits.OK  # 1 >= 0.3 x min(2, 10)
+    assert cell_status(grid, "b", "c")[0] == grid_limits.WARNING  # 2.5 < 0.3 x 10
+    assert cell_status(grid, "c", "a")[0] == grid_limits.WARNING  # 0.5 < 0.3 x 2 (a's, known)
     assert grid["statusLabels"][0] == "Throughput >= 30% of the pair's link"
 
 

@@ -1,4 +1,4 @@
-"""Turn one grid (`results.maddash.grid_bands`, what the MaDDash JSON is built from) into HTML.
+"""Turn one grid (`results.grid`, what the MaDDash JSON is built from too) into HTML.
 
 The table is built in Python rather than in a template loop: a 30-node mesh has 870
 cells x 2 bands per protocol, and Django's template engine would spend most of the
@@ -16,7 +16,9 @@ from urllib.parse import quote
 from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 from results.cache import cached_aggregate
-from results.maddash import GridBands, all_grid_bands, status_labels
+from results.grid import all_grid_bands
+from results.grid_bands import GridBands
+from results.grid_limits import status_labels
 from results.reference_selectors import latest_link_baselines
 from results.selectors import CampaignStart
 

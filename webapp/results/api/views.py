@@ -20,6 +20,7 @@ from results.api import serializers as s
 from results.api.csv_rows import MEASUREMENT_COLUMNS, TRANSFER_COLUMNS, stream_csv
 from results.api.renderers import CSVRenderer, FastJSONRenderer
 from results.filtersets import CampaignFilterSet, MeasurementFilterSet, NodeFilterSet
+from results.grid import UnknownGrid, grid_names
 from results.models import Campaign, Measurement, Node, Transfer
 from results.reference_selectors import with_baseline
 
@@ -243,11 +244,7 @@ class MaddashGridListView(APIView):
     @extend_schema(responses=OpenApiTypes.OBJECT, operation_id="maddash_grids_list")
     def get(self, request: Request) -> Response:
         return Response(
-            {
-                "grids": [
-                    {"name": n, "uri": f"/maddash/grids/{n}"} for n in maddash.maddash_grid_names()
-                ]
-            }
+            {"grids": [{"name": n, "uri": f"/maddash/grids/{n}"} for n in grid_names()]}
         )
 
 
@@ -265,7 +262,7 @@ class MaddashGridView(APIView):
         window = _query(s.MaddashWindowQuerySerializer, request)["window"]
         try:
             return Response(maddash.maddash_grid(name=name, window=window))
-        except maddash.UnknownGrid as exc:
+        except UnknownGrid as exc:
             raise NotFound(str(exc)) from exc
 
 
@@ -283,7 +280,7 @@ class MaddashRowView(APIView):
         window = _query(s.MaddashWindowQuerySerializer, request)["window"]
         try:
             return Response(maddash.maddash_row(grid=name, row=row, window=window))
-        except maddash.UnknownGrid as exc:
+        except UnknownGrid as exc:
             raise NotFound(str(exc)) from exc
 
 
@@ -301,7 +298,7 @@ class MaddashCellView(APIView):
         window = _query(s.MaddashWindowQuerySerializer, request)["window"]
         try:
             return Response(maddash.maddash_cell(grid=name, row=row, col=col, window=window))
-        except maddash.UnknownGrid as exc:
+        except UnknownGrid as exc:
             raise NotFound(str(exc)) from exc
 
 
@@ -324,5 +321,5 @@ class MaddashCheckView(APIView):
                     per_page=query["resultsPerPage"],
                 )
             )
-        except maddash.UnknownGrid as exc:
+        except UnknownGrid as exc:
             raise NotFound(str(exc)) from exc
