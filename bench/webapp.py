@@ -126,7 +126,8 @@ def load_history(url: str, nodes: int, days: int) -> None:
         for campaign_id, campaign in enumerate(history, start=1):
             conn.execute(
                 "INSERT INTO results_campaign (id, uuid, trigger, schedule, started, finished,"
-                " state, created) VALUES (%s, %s, 'schedule', %s, %s, %s, 'finished', %s)",
+                " state, created, rtt_checks)"
+                " VALUES (%s, %s, 'schedule', %s, %s, %s, 'finished', %s, '[]')",
                 [
                     campaign_id,
                     campaign.uuid,
