@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import json
-import threading
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
 
 from prometheus_client import (
@@ -15,6 +12,8 @@ from prometheus_client import (
     Gauge,
     generate_latest,
 )
+
+from orchestrator.http_service import Answer, HttpService
 
 
 class ServiceMetrics:
@@ -78,46 +77,22 @@ class MetricsServer:
         bind: str = "127.0.0.1",
         port: int = 9105,
     ) -> None:
-        handler = _handler(metrics, health)
-        self._httpd = ThreadingHTTPServer((bind, port), handler)
-        self._httpd.daemon_threads = True
-        self.port = self._httpd.server_address[1]
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, name="metrics-http", daemon=True
-        )
+        def healthz(query: str) -> Answer:
+            healthy, details = health()
+            body = {"status": "ok" if healthy else "unhealthy", **details}
+            return Answer.json(200 if healthy else 503, body)
+
+        routes = {
+            "/metrics": lambda query: Answer(200, metrics.exposition(), CONTENT_TYPE_LATEST),
+            "/healthz": healthz,
+        }
+        # scrapes every 15 s would drown the service's own log
+        self._service = HttpService((bind, port), routes, log_requests=False)
+        self.port = self._service.port
 
     def start(self) -> MetricsServer:
-        self._thread.start()
+        self._service.start("metrics-http")
         return self
 
     def close(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-
-
-def _handler(
-    metrics: Exposition, health: Callable[[], tuple[bool, dict[str, Any]]]
-) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: object) -> None:
-            pass  # scrapes every 15 s would drown the service's own log
-
-        def _send(self, status: int, body: bytes, content_type: str) -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def do_GET(self) -> None:
-            path = self.path.split("?", 1)[0]
-            if path == "/metrics":
-                self._send(200, metrics.exposition(), CONTENT_TYPE_LATEST)
-            elif path == "/healthz":
-                healthy, details = health()
-                body = json.dumps({"status": "ok" if healthy else "unhealthy", **details})
-                self._send(200 if healthy else 503, body.encode(), "application/json")
-            else:
-                self._send(404, b"not found: try /metrics or /healthz\n", "text/plain")
-
-    return Handler
+        self._service.close()

@@ -33,6 +33,7 @@ from orchestrator.latency import (
     is_host,
     measure_rtt,
     measure_rtt_via_probe,
+    position,
     probe_url,
     rtt_origin,
 )
@@ -320,7 +321,7 @@ def test_a_probe_that_does_not_answer_gives_no_rtt(closed_port: int, listener: i
 def test_from_the_orchestrator_it_measures_here_and_warns_once(
     listener: int, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    monkeypatch.setattr(latency, "_warned_from_orchestrator", threading.Event())
+    monkeypatch.setattr(position, "_warned_from_orchestrator", threading.Event())
     src = Endpoint(name="a", address="127.0.0.1")
     dst = Endpoint(name="b", address="127.0.0.1")
     with caplog.at_level(logging.WARNING, logger="orchestrator.latency"):
