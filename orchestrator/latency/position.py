@@ -11,8 +11,6 @@ import threading
 from collections.abc import Sequence
 from typing import Any, Literal
 
-import httpx
-
 from orchestrator.endpoints import Endpoint
 from orchestrator.latency.connects import CONNECT_TIMEOUT, DEFAULT_COUNT, measure_connects
 
@@ -101,11 +99,15 @@ def url_host(address: str) -> str:
 
 def probe_url(src: Endpoint, dst: Endpoint, port: int, count: int = DEFAULT_COUNT) -> str:
     """The question to the source node's RTT probe: connect times to `dst`:`port`."""
+    import httpx  # here: the server images, which run the probe, carry no HTTP client
+
     base = f"http://{url_host(src.address)}:{src.ports[PROBE_PORT_NAME]}/rtt"
     return str(httpx.URL(base, params={"host": dst.address, "port": port, "samples": count}))
 
 
 async def _ask_probe(url: str, timeout: float) -> dict[str, Any]:
+    import httpx
+
     # No proxies: the probe is on the node's own address, never behind $HTTP_PROXY.
     async with httpx.AsyncClient(trust_env=False, timeout=timeout) as client:
         response = await client.get(url)
@@ -120,6 +122,8 @@ async def measure_rtt_via_probe(
     src: Endpoint, dst: Endpoint, port: int, *, count: int = DEFAULT_COUNT
 ) -> float | None:
     """Median RTT in ms from `src` to `dst`:`port`, measured by the probe on the source node."""
+    import httpx
+
     url = probe_url(src, dst, port, min(count, MAX_SAMPLES))
     try:
         answer = await _ask_probe(url, count * CONNECT_TIMEOUT + 30)
