@@ -22,209 +22,29 @@ Options: --nodes N --days D (smaller runs), --reload (load again), --requests R,
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import time
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "webapp"))
 
-DEFAULT_URL = "postgres://tpcbench:tpcbench@127.0.0.1:5432/tpcbench_bench"
+from webapp_history import (  # noqa: E402  (bench/ is this script's directory)
+    database_url,
+    ensure_database,
+    history_is_loaded,
+    load_history,
+    settle,
+    setup_django,
+)
+
 P95_MS = 150.0
 RATIO = 1.5
 INGEST_TARGET = 5000.0
-FRESH = timedelta(hours=12)  # older history is reloaded: windows are relative to now
-
-
-def database_url() -> str:
-    return os.environ.get("TPCBENCH_BENCH_DATABASE_URL", DEFAULT_URL)
-
-
-def ensure_database(url: str) -> None:
-    """CREATE DATABASE for the benchmark if missing (the tpcbench role may CREATEDB)."""
-    import psycopg
-
-    parts = urlsplit(url)
-    name = parts.path.lstrip("/")
-    admin = urlunsplit(parts._replace(path="/postgres"))
-    with psycopg.connect(admin, autocommit=True) as conn:
-        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
-        if not exists:
-            conn.execute(f'CREATE DATABASE "{name}"')
-
-
-def setup_django(url: str) -> None:
-    os.environ["DATABASE_URL"] = url
-    os.environ.setdefault("DJANGO_SECRET_KEY", "benchmark-only-secret-key")
-    os.environ["DJANGO_ALLOWED_HOSTS"] = "testserver,localhost"
-    os.environ["DJANGO_SETTINGS_MODULE"] = "tpcbench_web.settings"
-    os.environ.setdefault("DJANGO_LOG_LEVEL", "ERROR")
-    os.environ["DJANGO_STATIC_ROOT"] = str(REPO / "var" / "bench-static")
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
-    # Production-like static files (hashed manifest), as the pages are served under gunicorn.
-    call_command("collectstatic", interactive=False, verbosity=0)
-    # Load the app as gunicorn does (its WSGI module also freezes start-up objects out of
-    # the garbage collector's full passes).
-    import tpcbench_web.wsgi  # noqa: F401
-
-
-# --- loading ------------------------------------------------------------------------------
-
-
-def history_is_loaded(nodes: int, days: int) -> bool:
-    from django.utils import timezone
-    from results import synthetic
-    from results.models import Campaign, Measurement, Node
-
-    campaigns = Campaign.objects.filter(schedule=synthetic.SCHEDULE)
-    last = campaigns.order_by("-finished").values_list("finished", flat=True).first()
-    expected = nodes * (nodes - 1) * 2 * 2 * 2 * days
-    return (
-        last is not None
-        and timezone.now() - last < FRESH
-        and Node.objects.filter(site=synthetic.SITE).count() == nodes
-        and campaigns.count() == 2 * days
-        and Measurement.objects.count() == expected
-    )
-
-
-def load_history(url: str, nodes: int, days: int) -> None:
-    """Empty the results tables, then COPY the synthetic history in (ids assigned here)."""
-    import psycopg
-    from django.db import connection
-    from django.utils import timezone
-    from results import services, synthetic
-
-    connection.close()
-    started = time.perf_counter()
-    with psycopg.connect(url) as conn:
-        conn.execute(
-            "TRUNCATE results_transfer, results_measurement, results_campaign, "
-            "results_threshold, results_node RESTART IDENTITY CASCADE"
-        )
-        now = timezone.now()
-        names = [synthetic.node_name(i) for i in range(nodes)]
-        with conn.cursor().copy(
-            "COPY results_node (id, name, address, site, labels, first_seen, last_seen) FROM STDIN"
-        ) as copy:
-            for i, name in enumerate(names, start=1):
-                copy.write_row([i, name, "", synthetic.SITE, '{"synthetic": "true"}', now, now])
-        node_ids = {name: i for i, name in enumerate(names, start=1)}
-        measurement_id = 0
-        transfers = 0
-        history = synthetic.synthetic_history(nodes=nodes, days=days, end=now)
-        for campaign_id, campaign in enumerate(history, start=1):
-            conn.execute(
-                "INSERT INTO results_campaign (id, uuid, trigger, schedule, started, finished,"
-                " state, created, rtt_checks)"
-                " VALUES (%s, %s, 'schedule', %s, %s, %s, 'finished', %s, '[]')",
-                [
-                    campaign_id,
-                    campaign.uuid,
-                    synthetic.SCHEDULE,
-                    campaign.started,
-                    campaign.finished,
-                    campaign.started,
-                ],
-            )
-            cursor = conn.cursor()
-            m_rows, t_rows = [], []
-            for m in campaign.measurements:
-                measurement_id += 1
-                figures = services.derived_figures(
-                    file_size=m["file_size"], transfers=m["transfers"]
-                )
-                m_rows.append(
-                    [
-                        measurement_id,
-                        m["uuid"],
-                        campaign_id,
-                        node_ids[m["src"]],
-                        node_ids[m["dst"]],
-                        m["protocol"],
-                        m["streams"],
-                        len(m["transfers"]),
-                        m["file_size"],
-                        m["rtt_ms"],
-                        figures.throughput_gbps,
-                        figures.makespan_gbps,
-                        figures.succeeded,
-                        figures.failed,
-                        m["started"],
-                        m["finished"],
-                        services.payload_fingerprint(m),
-                        m["finished"],
-                    ]
-                )
-                for t in m["transfers"]:
-                    transfers += 1
-                    t_rows.append(
-                        [
-                            transfers,
-                            measurement_id,
-                            t["index"],
-                            t["start"],
-                            t["end"],
-                            t["bytes"],
-                            t["outcome"],
-                            t["error_class"],
-                            t["message"],
-                        ]
-                    )
-            with cursor.copy(
-                "COPY results_measurement (id, uuid, campaign_id, src_id, dst_id, protocol, "
-                "streams, transfer_count, file_size, rtt_ms, throughput_gbps, makespan_gbps, "
-                "succeeded, failed, started, finished, payload_sha256, received) FROM STDIN"
-            ) as copy:
-                for row in m_rows:
-                    copy.write_row(row)
-            with cursor.copy(
-                'COPY results_transfer (id, measurement_id, index, start, "end", bytes, '
-                "outcome, error_class, message) FROM STDIN"
-            ) as copy:
-                for row in t_rows:
-                    copy.write_row(row)
-            if campaign_id % 20 == 0:
-                print(
-                    f"  loaded {campaign_id} campaigns, {measurement_id:,} measurements, "
-                    f"{transfers:,} transfers ({time.perf_counter() - started:.0f} s)",
-                    flush=True,
-                )
-        for table in ("node", "campaign", "measurement", "transfer"):
-            conn.execute(
-                f"SELECT setval(pg_get_serial_sequence('results_{table}', 'id'), "
-                f"(SELECT coalesce(max(id), 1) FROM results_{table}))"
-            )
-        conn.commit()
-    settle(url)
-    print(
-        f"  loaded {measurement_id:,} measurements and {transfers:,} transfers in "
-        f"{time.perf_counter() - started:.0f} s",
-        flush=True,
-    )
-
-
-def settle(url: str) -> None:
-    """Visibility map + statistics: index-only scans and good plans from the first request.
-
-    Also on reuse: an earlier run's ingest (added, then deleted rows) leaves pages that
-    index-only scans must visit, and the plans of both the app and the raw SQL change.
-    """
-    import psycopg
-
-    with psycopg.connect(url, autocommit=True) as conn:
-        for table in ("measurement", "transfer", "campaign", "node"):
-            conn.execute(f"VACUUM ANALYZE results_{table}")
 
 
 # --- timing -------------------------------------------------------------------------------
@@ -423,10 +243,10 @@ def report_ingest(batches: int, batch_size: int) -> bool:
 
     from django.test import Client
     from django.utils import timezone
-    from results import services
+    from results import reporters
     from results.models import Measurement, Node
 
-    token = services.api_token_create(name="bench")
+    token = reporters.api_token_create(name="bench")
     client = Client(HTTP_AUTHORIZATION=f"Token {token}")
     names = [f"bench-ingest-{i:02d}" for i in range(8)]
     pairs = [(a, b) for a in names for b in names if a != b]

@@ -17,7 +17,6 @@ import threading
 import time
 import uuid as uuidlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,10 +27,11 @@ from orchestrator.campaign_journal import (
     campaigns_dir,
 )
 from orchestrator.campaign_journal import recover_interrupted as recover_interrupted
+from orchestrator.campaign_result import CampaignProgress, CampaignResult, failed_record
 from orchestrator.endpoints import ClientCredentials, Endpoint
 from orchestrator.errors import UserError
 from orchestrator.latency import measure_rtt, rtt_origin
-from orchestrator.measurement import MeasurementRecord, run_measurement
+from orchestrator.measurement import run_measurement
 from orchestrator.planner import (
     DEFAULT_PROTOCOLS,
     DEFAULT_STREAMS,
@@ -44,7 +44,7 @@ from orchestrator.prelim.baseline import DEFAULT_STREAMS as DEFAULT_BASELINE_STR
 from orchestrator.prelim.baseline import Baseline, check_baseline_possible, measure_baseline
 from orchestrator.reporter import Reporter
 from orchestrator.rtt_check import RttCheck, check_pair_rtts
-from orchestrator.transfers.record import Clock, TransferRecord, iso
+from orchestrator.transfers.record import iso
 
 if TYPE_CHECKING:
     from orchestrator.discovery import Discovery
@@ -53,84 +53,6 @@ log = logging.getLogger(__name__)
 
 Progress = Callable[["CampaignProgress"], None]
 RTT_PORT_PREFERENCE = ("https", "gridftp", "root")
-
-
-@dataclass
-class CampaignProgress:
-    """What a progress display needs after each measurement."""
-
-    done: int
-    total: int
-    last: dict[str, Any] | None = None
-    report: str | None = None  # sent | spooled | rejected
-
-
-@dataclass
-class CampaignResult:
-    uuid: str
-    state: str  # finished | interrupted | failed
-    nodes: list[str]
-    total: int
-    measurements: list[dict[str, Any]] = field(default_factory=list)
-    message: str = ""
-    rtt_checks: list[RttCheck] = field(default_factory=list)  # pairs with an RTT target
-
-    @property
-    def rtt_off(self) -> list[RttCheck]:
-        """Pairs whose RTT before the campaign was not within 1 ms or 5% of their target."""
-        return [c for c in self.rtt_checks if c.within_target is False]
-
-    @property
-    def ok(self) -> int:
-        return sum(1 for m in self.measurements if m["failed"] == 0 and m["succeeded"] > 0)
-
-    @property
-    def failed(self) -> int:
-        return len(self.measurements) - self.ok
-
-
-def failed_record(
-    spec: MeasurementSpec,
-    transfers: int,
-    file_size: int,
-    campaign: str,
-    error_class: str,
-    message: str,
-    rtt_ms: float | None = None,
-) -> MeasurementRecord:
-    """A measurement that could not be taken, as data: every transfer failed, and why."""
-    clock = Clock()
-    now = clock.now()
-    records = [
-        TransferRecord(
-            index=i,
-            protocol=spec.protocol,
-            source_url="",
-            destination_url="",
-            start=now,
-            end=now,
-            started=clock.wall(now),
-            ended=clock.wall(now),
-            bytes=0,
-            outcome="failure",
-            error_class=error_class,  # type: ignore[arg-type]
-            message=message,
-        )
-        for i in range(transfers)
-    ]
-    return MeasurementRecord(
-        uuid=str(uuidlib.uuid4()),
-        campaign=campaign,
-        src=spec.src,
-        dst=spec.dst,
-        protocol=spec.protocol,
-        streams=spec.streams,
-        file_size=file_size,
-        rtt_ms=rtt_ms,
-        started=clock.wall(now),
-        finished=clock.wall(now),
-        transfers=records,
-    )
 
 
 def _rtt_port(dst: Endpoint) -> int:

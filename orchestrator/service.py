@@ -20,18 +20,14 @@ from typing import Any
 
 from croniter import croniter
 
-from orchestrator.campaign import (
-    CampaignProgress,
-    CampaignResult,
-    recover_interrupted,
-    run_campaign,
-)
+from orchestrator.campaign import recover_interrupted, run_campaign
 from orchestrator.campaign_context import (
     CampaignContext,
     build_context,
     build_reporter,
     campaign_lock,
 )
+from orchestrator.campaign_result import CampaignProgress, CampaignResult
 from orchestrator.errors import UserError
 from orchestrator.measurement import run_measurement
 from orchestrator.metrics import MetricsServer, ServiceMetrics

@@ -23,13 +23,9 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from orchestrator.campaign import (
-    CampaignProgress,
-    CampaignResult,
-    recover_interrupted,
-    run_campaign,
-)
+from orchestrator.campaign import recover_interrupted, run_campaign
 from orchestrator.campaign_context import build_context, build_reporter, campaign_lock
+from orchestrator.campaign_result import CampaignProgress, CampaignResult
 from orchestrator.cli.campaign_options import add_campaign_flags, settings_from_args
 from orchestrator.planner import plan_campaign
 from orchestrator.sizes import format_size

@@ -8,7 +8,7 @@ import pytest
 from django.core.cache import cache
 from django.utils import timezone
 from rest_framework.test import APIClient
-from results import services
+from results import reporters
 
 GIB = 2**30
 
@@ -84,7 +84,7 @@ def anonymous() -> APIClient:
 
 @pytest.fixture
 def reporter_token(db) -> str:
-    return services.api_token_create(name="orchestrator")
+    return reporters.api_token_create(name="orchestrator")
 
 
 @pytest.fixture

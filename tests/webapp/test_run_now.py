@@ -13,7 +13,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from django.utils import timezone
 from rest_framework.test import APIClient
-from results import services
+from results import reporters
 from results.choices import CampaignState, Trigger
 from results.models import Campaign
 
@@ -28,7 +28,7 @@ PASSWORD = "a-long-enough-password-42"
 @pytest.fixture
 def reporter_user(db):
     """A person in tpcbench-reporters (the group whose permissions the API's writes check)."""
-    user = services.reporter_ensure(name="alice")
+    user = reporters.reporter_ensure(name="alice")
     user.is_staff = True  # the admin login form takes staff accounts only
     user.set_password(PASSWORD)
     user.save()

@@ -3,7 +3,7 @@
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
-from results import services
+from results import reporters
 from schemathesis.checks import not_a_server_error
 from tpcbench_web.wsgi import application
 
@@ -28,7 +28,7 @@ def test_schema_is_openapi_3_and_names_the_design_endpoints(client):
 @schema.parametrize()
 @settings(max_examples=10, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 def test_no_server_errors(case):
-    token = services.api_token_create(name="schemathesis")
+    token = reporters.api_token_create(name="schemathesis")
     case.call_and_validate(headers={"Authorization": f"Token {token}"}, checks=[not_a_server_error])
 
 

@@ -10,7 +10,7 @@ class ResultsConfig(AppConfig):
         from django.db.models.signals import post_migrate
 
         from results import cache  # noqa: F401  (connects the data-version signals)
-        from results.services import reporters_group_sync
+        from results.reporters import reporters_group_sync
 
         # after the permissions exist (contenttypes and auth hook post_migrate first)
         post_migrate.connect(reporters_group_sync, sender=self)

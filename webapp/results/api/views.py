@@ -16,6 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from results import maddash, selectors, services
+from results.api import campaign_serializers as cs
 from results.api import serializers as s
 from results.api.csv_rows import MEASUREMENT_COLUMNS, TRANSFER_COLUMNS, stream_csv
 from results.api.renderers import CSVRenderer, FastJSONRenderer
@@ -173,26 +174,26 @@ class CampaignViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
     """Campaigns; POST asks for a campaign now (pending), PATCH reports its progress."""
 
     queryset = Campaign.objects.annotate(measurement_count=_count(Measurement, "campaign"))
-    serializer_class = s.CampaignSerializer
+    serializer_class = cs.CampaignSerializer
     filterset_class = CampaignFilterSet
     lookup_field = "uuid"
 
-    @extend_schema(request=s.CampaignCreateSerializer, responses={201: s.CampaignSerializer})
+    @extend_schema(request=cs.CampaignCreateSerializer, responses={201: cs.CampaignSerializer})
     def create(self, request: Request):
-        incoming = s.CampaignCreateSerializer(data=request.data)
+        incoming = cs.CampaignCreateSerializer(data=request.data)
         incoming.is_valid(raise_exception=True)
         campaign = services.campaign_request(**incoming.validated_data)
         campaign.measurement_count = 0
-        return Response(s.CampaignSerializer(campaign).data, status=status.HTTP_201_CREATED)
+        return Response(cs.CampaignSerializer(campaign).data, status=status.HTTP_201_CREATED)
 
-    @extend_schema(request=s.CampaignUpdateSerializer, responses={200: s.CampaignSerializer})
+    @extend_schema(request=cs.CampaignUpdateSerializer, responses={200: cs.CampaignSerializer})
     def partial_update(self, request: Request, uuid=None):
         campaign = self.get_object()
-        incoming = s.CampaignUpdateSerializer(instance=campaign, data=request.data)
+        incoming = cs.CampaignUpdateSerializer(instance=campaign, data=request.data)
         incoming.is_valid(raise_exception=True)
         services.campaign_update(campaign=campaign, **incoming.validated_data)
         campaign.measurement_count = getattr(campaign, "measurement_count", 0)
-        return Response(s.CampaignSerializer(campaign).data)
+        return Response(cs.CampaignSerializer(campaign).data)
 
 
 def _wants_csv(request: Request) -> bool:
