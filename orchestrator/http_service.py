@@ -32,10 +32,6 @@ class Answer:
     def json(cls, status: int, payload: Mapping[str, Any]) -> Answer:
         return cls(status, json.dumps(payload).encode(), "application/json")
 
-    @classmethod
-    def text(cls, status: int, text: str) -> Answer:
-        return cls(status, text.encode(), "text/plain; charset=utf-8")
-
 
 Route = Callable[[str], Answer]  # the query string (without "?") -> the answer
 

@@ -76,11 +76,16 @@ def measure_baseline(
     """iperf3 from `src` to `dst`: the receiver's total over the test, in Gbit/s."""
     check_baseline_possible(src, dst)
     result = Baseline(src.name, dst.name, streams, seconds, campaign)
-    server = subprocess.Popen(
-        _in(dst, TOOL, "--server", "--one-off", "--bind", dst.address, "--port", str(port)),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
+    try:
+        server = subprocess.Popen(
+            _in(dst, TOOL, "--server", "--one-off", "--bind", dst.address, "--port", str(port)),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+    except OSError as exc:  # no `ip` to enter the namespace with: a failed baseline, as data
+        result.error = f"iperf3 server on {dst.name} could not be started: {exc}"
+        result.finished = iso(datetime.now(UTC))
+        return result
     try:
         deadline = time.monotonic() + 10
         # listening? asked of the namespace's sockets: a test connection would be taken by

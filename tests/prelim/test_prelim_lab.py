@@ -153,3 +153,13 @@ def test_a_baseline_needs_both_ends_in_the_lab() -> None:
     inside = Endpoint("a", "10.99.1.2", netns="ns-a")
     with pytest.raises(UserError, match="inside the lab nodes' network namespaces; b has none"):
         check_baseline_possible(inside, Endpoint("b", "10.0.0.2"))
+
+
+def test_a_baseline_that_cannot_start_is_a_failed_baseline(monkeypatch: pytest.MonkeyPatch) -> None:
+    from orchestrator.prelim.baseline import measure_baseline
+
+    monkeypatch.setenv("PATH", "/nonexistent")  # no `ip` to enter the namespaces with
+    a, b = Endpoint("a", "10.99.1.2", netns="ns-a"), Endpoint("b", "10.99.2.2", netns="ns-b")
+    result = measure_baseline(a, b, seconds=1)
+    assert result.throughput_gbps is None and result.finished
+    assert result.error.startswith("iperf3 server on b could not be started:")
