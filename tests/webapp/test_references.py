@@ -217,3 +217,15 @@ def test_the_grid_reads_each_value_as_a_fraction_of_its_link(reporter, anonymous
     # in node-a -> node-b's tooltip and in what a screen reader says of it; nowhere else
     assert page.count("10.00 Gbps (25% of the link's 40.00)") == 2
     assert page.count("of the link") == 2
+
+
+def test_the_prelim_page_shows_an_earlier_run_asked_by_name(reporter, anonymous):
+    earlier = prelim_run(started=timezone.now() - timedelta(days=2))
+    earlier["finished"] = (timezone.now() - timedelta(days=2, minutes=-5)).isoformat()
+    assert reporter.post("/api/v1/prelim-runs/", earlier, format="json").status_code == 201
+    assert reporter.post("/api/v1/prelim-runs/", prelim_run(), format="json").status_code == 201
+    latest = anonymous.get("/plots/prelim/").context["sections"][0]["run"]
+    assert str(latest.uuid) != earlier["uuid"]
+    asked = anonymous.get(f"/plots/prelim/?run={earlier['uuid']}").context["sections"][0]["run"]
+    assert str(asked.uuid) == earlier["uuid"]
+    assert anonymous.get("/plots/prelim/?run=not-a-uuid").status_code == 200

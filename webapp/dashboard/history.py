@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from results.reference_selectors import baseline_fraction
+
 RECENT_MEASUREMENTS = 8
 
 
@@ -40,8 +42,7 @@ def with_link_fraction(latest: list[dict], baselines: list[dict]) -> list[dict]:
     for row in latest:
         before = [gbps for started, gbps in measured if started <= _started(row)]
         baseline = before[-1] if before else None
-        throughput = row.get("throughput_gbps")
-        fraction = throughput / baseline if baseline and throughput is not None else None
+        fraction = baseline_fraction(row.get("throughput_gbps"), baseline)
         rows.append({**row, "baseline_gbps": baseline, "of_link": fraction})
     return rows
 

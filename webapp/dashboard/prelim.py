@@ -108,10 +108,8 @@ def _section(kind: str, runs: list[PrelimRun], chosen: str | None) -> dict[str, 
 def prelim_page(request: HttpRequest) -> HttpResponse:
     chosen = request.GET.get("run")
     runs = reference_selectors.prelim_runs(limit=RECENT_RUNS * 2)
-    if chosen and not any(str(r.uuid) == chosen for r in runs):
-        runs += list(
-            PrelimRun.objects.filter(uuid=chosen) if _is_uuid(chosen) else PrelimRun.objects.none()
-        )
+    if chosen and _is_uuid(chosen) and not any(str(r.uuid) == chosen for r in runs):
+        runs += reference_selectors.prelim_runs(uuid=chosen)  # an older run, asked by name
     sections = [_section(kind, runs, chosen) for kind in PrelimKind.values]
     context = {"nav": "prelim", "sections": sections, "any": any(s["run"] for s in sections)}
     return render(request, "dashboard/prelim.html", context)
