@@ -9,7 +9,8 @@ import time
 
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db import OperationalError, connection
+from django.db import connection
+from tpcbench_web.health import database_problem
 
 # Any constant works; it names this lock among the database's advisory locks.
 MIGRATION_LOCK = 0x7470_6362  # "tpcb"
@@ -30,19 +31,14 @@ class Command(BaseCommand):
 
     def wait_for_database(self, seconds: float) -> None:
         deadline = time.monotonic() + seconds
-        while True:
-            try:
-                connection.ensure_connection()
-                return
-            except OperationalError as exc:
-                reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-                if time.monotonic() + RETRY_EVERY > deadline:
-                    raise CommandError(
-                        f"the database did not accept connections within {seconds:g} s: {reason}"
-                    ) from None
-                self.stderr.write(f"waiting for the database: {reason}")
-                connection.close()
-                time.sleep(RETRY_EVERY)
+        while (problem := database_problem()) is not None:  # as /healthz asks
+            if time.monotonic() + RETRY_EVERY > deadline:
+                raise CommandError(
+                    f"the database did not accept connections within {seconds:g} s: {problem}"
+                )
+            self.stderr.write(f"waiting for the database: {problem}")
+            connection.close()
+            time.sleep(RETRY_EVERY)
 
     def handle(self, *args, **options) -> None:
         self.wait_for_database(options["wait"])
