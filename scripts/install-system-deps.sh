@@ -5,7 +5,7 @@ set -euo pipefail
 
 declare -A GROUP_PACKAGES=(
   [base]="python3 python3-venv openssl curl ca-certificates procps psmisc"
-  [lab]="xrootd-server xrootd-server-plugins xrootd-client globus-gridftp-server-progs globus-gass-copy-progs globus-proxy-utils iproute2 iptables iputils-ping iperf3"
+  [lab]="xrootd-server xrootd-server-plugins xrootd-client globus-gridftp-server-progs globus-gass-copy-progs globus-proxy-utils iproute2 iptables iputils-ping iperf3 xrootd-scitokens-plugins gfal2-util-scripts python3-gfal2-util gfal2-plugin-http gfal2-plugin-xrootd gfal2-plugin-gridftp"
   [postgres]="postgresql"
   [browser]="chromium"
   [cluster]="etcd-server"
