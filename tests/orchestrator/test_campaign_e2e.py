@@ -297,24 +297,23 @@ class VanishingLab:
 def test_node_vanishing_from_discovery_fails_its_remaining_measurements(
     tmp_path, lab, webapp, monkeypatch
 ) -> None:
-    from orchestrator.campaign import run_campaign
+    from orchestrator.campaign import Campaign, CampaignSettings
 
     home, inventory = lab
     monkeypatch.setenv("TPCBENCH_HOME", str(tmp_path))
     discovery = VanishingLab(home / "lab" / "inventory.json", "lab-2", after=3)
     reporter = Reporter(Spool(tmp_path / "spool"), webapp.url, webapp.token)
-    result = run_campaign(
-        discovery,
+    settings = CampaignSettings(
         protocols=("https",),
         streams=(1,),
         transfers=2,
         file_size=FILE_SIZE,
         max_parallel_pairs=1,
-        reporter=reporter,
-        creds=inventory.client,
         rediscover_every=0.0,
-        home=tmp_path,
     )
+    result = Campaign(
+        settings, discovery=discovery, reporter=reporter, creds=inventory.client, home=tmp_path
+    ).run()
     reporter.close()
     assert result.state == "finished" and result.total == 6
     rows = webapp.campaign_measurements(result.uuid)
