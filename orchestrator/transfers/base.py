@@ -75,7 +75,9 @@ def build_record(
         bytes=size if succeeded and size is not None else moved,
         outcome="success" if succeeded else "failure",
         error_class=None if succeeded else (error_class or "remote-failure"),
-        message=message[:2000],  # a whole stderr dump does not belong in the database
+        # A whole stderr dump does not belong in the database, nor the NUL xrdcp ends its
+        # error with (PostgreSQL text cannot hold it; the webapp refuses the record).
+        message=message.replace("\x00", "")[:2000],
         progress=progress or [],
         phases=timeline.durations(end) if timeline is not None else {},
         first_progress=timeline.first_progress if timeline is not None else None,
