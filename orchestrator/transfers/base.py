@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from orchestrator.endpoints import ClientCredentials, Endpoint
+from orchestrator.transfers.phases import PhaseTimeline
 from orchestrator.transfers.record import Clock, ErrorClass, ProgressPoint, TransferRecord
 
 # Called with (transfer index, bytes moved so far) whenever a tool learns of progress.
@@ -56,8 +57,12 @@ def build_record(
     error_class: ErrorClass | None = None,
     message: str = "",
     progress: list[ProgressPoint] | None = None,
+    timeline: PhaseTimeline | None = None,
 ) -> TransferRecord:
-    """A record from what a tool observed; on success the bytes are the expected size."""
+    """A record from what a tool observed; on success the bytes are the expected size.
+
+    `timeline` holds the phases the tool stamped; without one the record has no phases.
+    """
     return TransferRecord(
         index=index,
         protocol=protocol,
@@ -70,6 +75,10 @@ def build_record(
         bytes=size if succeeded and size is not None else moved,
         outcome="success" if succeeded else "failure",
         error_class=None if succeeded else (error_class or "remote-failure"),
-        message=message[:2000],  # a whole stderr dump does not belong in the database
+        # A whole stderr dump does not belong in the database, nor the NUL xrdcp ends its
+        # error with (PostgreSQL text cannot hold it; the webapp refuses the record).
+        message=message.replace("\x00", "")[:2000],
         progress=progress or [],
+        phases=timeline.durations(end) if timeline is not None else {},
+        first_progress=timeline.first_progress if timeline is not None else None,
     )

@@ -6,7 +6,8 @@ import asyncio
 import functools
 import os
 import ssl
-from typing import Literal
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal
 
 import httpx
 
@@ -14,6 +15,7 @@ from orchestrator.endpoints import ClientCredentials, Endpoint
 from orchestrator.transfers.base import DEFAULT_TIMEOUT, ProgressCallback, build_record
 from orchestrator.transfers.error_classes import classify_http_status, classify_message
 from orchestrator.transfers.perf_markers import PerfMarkerParser
+from orchestrator.transfers.phases import PhaseTimeline
 from orchestrator.transfers.record import Clock, ErrorClass, ProgressPoint, TransferRecord
 from orchestrator.transfers.urls import https_url
 
@@ -51,6 +53,27 @@ def tpc_headers(
     return {"Destination": destination_url, "Overwrite": "T"}
 
 
+def phase_trace(
+    timeline: PhaseTimeline, clock: Clock, response_at: list[float]
+) -> Callable[[str, dict[str, Any]], Awaitable[None]]:
+    """An httpx `trace` hook that stamps the phases of the COPY's connection.
+
+    `response_at` gets the moment the response headers arrived: whether the copy started
+    depends on their status, which the caller learns only afterwards.
+    """
+
+    async def trace(event: str, info: dict[str, Any]) -> None:
+        now = clock.now()
+        if event == "connection.start_tls.started":
+            timeline.enter("handshake", now)
+        elif event.endswith(".send_request_headers.started"):
+            timeline.enter("request", now)
+        elif event.endswith(".receive_response_headers.complete"):
+            response_at.append(now)
+
+    return trace
+
+
 class HttpsTpc:
     """HTTP-TPC in pull mode (COPY to the destination with `Source:`) or push mode."""
 
@@ -85,11 +108,12 @@ class HttpsTpc:
         parser = PerfMarkerParser()
         progress: list[ProgressPoint] = []
         start = clock.now()
+        timeline = PhaseTimeline(start)
         succeeded, error_class, message = False, None, ""
         try:
             async with asyncio.timeout(timeout):
                 succeeded, error_class, message = await self._copy(
-                    creds, target, headers, parser, progress, start, clock, index, on_progress
+                    creds, target, headers, parser, progress, timeline, clock, index, on_progress
                 )
         except TimeoutError:
             error_class, message = "timeout", f"no verdict within the {timeout:g} s timeout"
@@ -123,6 +147,7 @@ class HttpsTpc:
             error_class=error_class,
             message=message,
             progress=progress,
+            timeline=timeline,
         )
 
     async def _copy(
@@ -132,24 +157,33 @@ class HttpsTpc:
         headers: dict[str, str],
         parser: PerfMarkerParser,
         progress: list[ProgressPoint],
-        start: float,
+        timeline: PhaseTimeline,
         clock: Clock,
         index: int,
         on_progress: ProgressCallback | None,
     ) -> tuple[bool, ErrorClass | None, str]:
+        start = timeline.start
+        response_at: list[float] = []
+        trace = phase_trace(timeline, clock, response_at)
         async with (
             httpx.AsyncClient(
                 verify=client_ssl_context(creds),
                 timeout=httpx.Timeout(None, connect=CONNECT_TIMEOUT),
             ) as client,
-            client.stream("COPY", target, headers=headers) as response,
+            client.stream("COPY", target, headers=headers, extensions={"trace": trace}) as response,
         ):
+            if response.is_success:
+                # The server accepted the COPY and starts the copy: nothing has moved yet.
+                # (XRootD 5.5's first perf marker comes with these headers; with several
+                # streams it counts bytes scheduled, not moved, so its count is not used.)
+                timeline.begin_streaming(response_at[-1] if response_at else clock.now())
             async for text in response.aiter_text():
                 for _marker in parser.feed(text):
                     progress.append(ProgressPoint(clock.now() - start, parser.total_bytes))
                     if on_progress is not None:
                         on_progress(index, parser.total_bytes)
             parser.close()
+            timeline.enter("close", clock.now())  # the verdict is in: only teardown is left
         if response.status_code >= 300:
             detail = parser.last_line or response.reason_phrase
             return (
