@@ -3,7 +3,9 @@
 `lab up` starts it beside the nodes (netns mode: on the host's end of the lab's link, which
 every node routes to; loopback mode: on 127.0.0.1) with a host certificate from our CA, and
 hands the orchestrator a `TokenMinter` for it (ClientCredentials.tokens). The signing key
-stays in the CA directory: this process serves only the two public documents.
+stays in the CA directory: the service serves only the two public documents. It is forked
+from `lab up` (not exec'd: the interpreter may live where the user running the lab cannot
+read), in a session of its own, and `lab down` stops it by its recorded pid.
 
     python -m orchestrator.lab.token_issuer --bind ADDR --port P --documents DIR \\
         --cert hostcert.pem --key hostkey.pem
@@ -18,6 +20,7 @@ import signal
 import ssl
 import sys
 import time
+import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,12 +81,13 @@ def start_token_issuer(
     bundle.write_bytes(trust_bundle(ca.cert_path))
     host = ca.issue_host(ISSUER_NAME, ips=[address])
     argv = [
-        sys.executable, "-m", "orchestrator.lab.token_issuer", "--bind", address,
-        "--port", str(port), "--documents", str(folder),
+        "--bind", address, "--port", str(port), "--documents", str(folder),
         "--cert", str(host.cert), "--key", str(host.key),
     ]  # fmt: skip
-    process = processes.spawn(
-        "issuer", "token-issuer", argv, env=_environment(), log=folder / "issuer.out", cwd=folder
+    log = folder / "issuer.out"
+    pid = _fork_service(argv, log)
+    process = processes.ServerProcess(
+        "issuer", "token-issuer", pid, processes.start_ticks(pid) or 0, str(log)
     )
     record.token_issuer = process
     record.save()
@@ -100,8 +104,27 @@ def start_token_issuer(
     return LabIssuer(url=url, bundle=bundle, jwks=folder / DOCUMENTS[JWKS_PATH]), minter
 
 
-def _environment() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "PYTHONPATH", "HOME")}
+def _fork_service(argv: list[str], log: Path) -> int:
+    """The service in a forked child, its own session leader, output appended to `log`."""
+    pid = os.fork()
+    if pid != 0:
+        return pid
+    code = 1
+    try:  # the child: never returns into the caller
+        os.setsid()
+        out = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        os.dup2(out, 1)
+        os.dup2(out, 2)
+        os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+        code = main(argv)
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
 
 
 def stop_token_issuer(record: LabRun) -> tuple[list[str], list[str]]:
