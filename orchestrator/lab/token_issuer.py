@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import signal
 import ssl
@@ -116,6 +117,12 @@ def _fork_service(argv: list[str], log: Path) -> int:
         os.dup2(out, 1)
         os.dup2(out, 2)
         os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+        # nothing of the parent's stays open here (a lock file held by `flock`, sockets)
+        os.closerange(3, os.sysconf("SC_OPEN_MAX"))
+        sys.stdout = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115
+        sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
+        logging.root.handlers.clear()  # the parent's, which may write to closed files
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
         code = main(argv)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1

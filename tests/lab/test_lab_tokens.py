@@ -7,6 +7,7 @@ import asyncio
 import datetime as dt
 import hashlib
 import json
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -91,6 +92,11 @@ def test_the_lab_serves_a_token_issuer_the_nodes_trust(running_lab: RunningLab) 
         keys = http.get(config["jwks_uri"]).json()["keys"]
     assert config["issuer"] == tokens.issuer_url
     assert [key["kid"] for key in keys] == [tokens.kid]
+    # the issuer keeps none of the files of the process that forked it (a test run's lock)
+    pid = json.loads((running_lab.home / "lab" / "run.json").read_text())["token_issuer"]["pid"]
+    fds = {int(fd): os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
+    assert fds[1] == fds[2] == str(running_lab.home / "lab" / "issuer" / "issuer.out")
+    assert all(target.startswith("socket:") for fd, target in fds.items() if fd > 2), fds
 
 
 @pytest.mark.parametrize("streams", [1, 8])
