@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import Literal, Protocol
 
 from orchestrator.endpoints import ClientCredentials, Endpoint
 from orchestrator.transfers.phases import PhaseTimeline
@@ -14,6 +14,10 @@ ProgressCallback = Callable[[int, int], None]
 
 DEFAULT_TIMEOUT = 600.0
 
+# How a transfer is authorized: the client certificate (x509) or tokens minted per transfer.
+Auth = Literal["x509", "token"]
+AUTH_MODES: tuple[str, ...] = ("x509", "token")
+
 
 class TransferTool(Protocol):
     """Copies `src_path` on `src` to `dst_path` on `dst` by third-party copy.
@@ -21,9 +25,11 @@ class TransferTool(Protocol):
     Paths are names under the endpoints' data roots (e.g. `source_name(size)`). `run` never
     raises for a failed transfer: the failure is returned as data in the record. `size` is
     the expected byte count, reported as the record's bytes when the protocol says success.
+    `auth` is one of the tool's `auths`.
     """
 
     name: str
+    auths: tuple[str, ...]
 
     async def run(
         self,
@@ -39,6 +45,7 @@ class TransferTool(Protocol):
         size: int | None = None,
         clock: Clock | None = None,
         on_progress: ProgressCallback | None = None,
+        auth: Auth = "x509",
     ) -> TransferRecord: ...
 
 

@@ -12,7 +12,7 @@ import os
 import re
 
 from orchestrator.endpoints import ClientCredentials, Endpoint
-from orchestrator.transfers.base import DEFAULT_TIMEOUT, ProgressCallback, build_record
+from orchestrator.transfers.base import DEFAULT_TIMEOUT, Auth, ProgressCallback, build_record
 from orchestrator.transfers.error_classes import outcome_of
 from orchestrator.transfers.gridftp_transcript import GridftpTranscript, without_transcript
 from orchestrator.transfers.phases import PhaseTimeline
@@ -69,6 +69,7 @@ class GridFtpTpc:
     """`globus-url-copy` from source to destination server; exit code and stderr decide."""
 
     name = "gridftp"
+    auths: tuple[str, ...] = ("x509",)  # the client certificate (or its proxy) only
 
     def __init__(self, *, dcau: bool = False, tcp_buffer: str | None = None) -> None:
         self.dcau = dcau
@@ -88,6 +89,7 @@ class GridFtpTpc:
         size: int | None = None,
         clock: Clock | None = None,
         on_progress: ProgressCallback | None = None,
+        auth: Auth = "x509",
     ) -> TransferRecord:
         clock = clock or Clock()
         argv = globus_url_copy_argv(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from orchestrator.endpoints import ClientCredentials, Endpoint
-from orchestrator.transfers.base import DEFAULT_TIMEOUT, ProgressCallback, build_record
+from orchestrator.transfers.base import DEFAULT_TIMEOUT, Auth, ProgressCallback, build_record
 from orchestrator.transfers.error_classes import outcome_of
 from orchestrator.transfers.gridftp import credential_env
 from orchestrator.transfers.phases import PhaseTimeline
@@ -60,6 +60,7 @@ class XrootdTpc:
     """
 
     name = "root"
+    auths: tuple[str, ...] = ("x509",)  # the client certificate (or its proxy) only
 
     async def run(
         self,
@@ -75,6 +76,7 @@ class XrootdTpc:
         size: int | None = None,
         clock: Clock | None = None,
         on_progress: ProgressCallback | None = None,
+        auth: Auth = "x509",
     ) -> TransferRecord:
         clock = clock or Clock()
         argv = xrdcp_argv(src, dst, src_path, dst_path, streams)
