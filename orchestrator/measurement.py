@@ -17,7 +17,16 @@ from typing import Any
 
 from orchestrator.endpoints import ClientCredentials, Endpoint, source_name
 from orchestrator.latency import measure_rtt
-from orchestrator.transfers import DEFAULT_TIMEOUT, TRANSFER_TOOLS, ProgressCallback, TransferTool
+from orchestrator.transfers import (
+    CLIENTS,
+    DEFAULT_CLIENT,
+    DEFAULT_TIMEOUT,
+    TRANSFER_TOOLS,
+    ProgressCallback,
+    TransferTool,
+    client_of,
+    transfer_tool,
+)
 from orchestrator.transfers.https import delete_https
 from orchestrator.transfers.record import Clock, TransferRecord, iso
 
@@ -57,6 +66,7 @@ class MeasurementRecord:
     finished: datetime
     transfers: list[TransferRecord]
     cleanup_errors: list[str] = field(default_factory=list)
+    client: str = DEFAULT_CLIENT  # who drove the copies: native or gfal2
 
     @property
     def successful(self) -> list[TransferRecord]:
@@ -85,6 +95,7 @@ class MeasurementRecord:
             "src": self.src,
             "dst": self.dst,
             "protocol": self.protocol,
+            "client": self.client,
             "streams": self.streams,
             "file_size": self.file_size,
             "rtt_ms": self.rtt_ms,
@@ -127,6 +138,7 @@ async def run_measurement(
     timeout: float = DEFAULT_TIMEOUT,
     campaign: str | None = None,
     tool: TransferTool | None = None,
+    client: str = DEFAULT_CLIENT,
     source_path: str | None = None,
     keep_files: bool = False,
     measure_latency: bool = True,
@@ -136,13 +148,19 @@ async def run_measurement(
 
     Never raises for failed transfers: they are in the record with their error class.
     The destination files are removed afterwards through the destination's HTTPS side
-    (see `destination_name` for GridFTP's), unless `keep_files`.
+    (see `destination_name` for GridFTP's), unless `keep_files`. `client` (native or
+    gfal2) picks the tool when `tool` is not given; a given tool's own client is recorded.
     """
     if protocol not in TRANSFER_TOOLS:
         raise ValueError(f"unknown protocol {protocol!r}; choose one of {sorted(TRANSFER_TOOLS)}")
+    if client not in CLIENTS:
+        raise ValueError(f"unknown client {client!r}; choose one of {list(CLIENTS)}")
     if streams < 1 or transfers < 1 or file_size < 1:
         raise ValueError("streams, transfers and file_size must be positive")
-    tool = tool or TRANSFER_TOOLS[protocol]()
+    if tool is None:
+        tool = transfer_tool(protocol, client)
+    elif client not in (DEFAULT_CLIENT, client_of(tool)):
+        raise ValueError(f"client={client!r} but the tool given is a {client_of(tool)} client")
     measurement_uuid = str(uuid_module.uuid4())
     src_path = source_path or source_name(file_size)
     rtt_ms = None
@@ -184,6 +202,7 @@ async def run_measurement(
         started=clock.wall(started),
         finished=clock.wall(finished),
         transfers=list(records),
+        client=client_of(tool),
     )
     if not keep_files:
         record.cleanup_errors = await remove_destination_files(record, dst, creds)

@@ -22,7 +22,8 @@ _PATTERNS: tuple[tuple[ErrorClass, re.Pattern[str]], ...] = (
     (
         "tls",
         re.compile(
-            r"certificate verify failed|ssl|tls|unable to get local issuer|untrusted|"
+            r"certificate verif(?:y|ication) failed|issuer is not trusted|ssl|tls|"
+            r"unable to get local issuer|untrusted|"
             r"self[- ]signed|trusted ca|could not verify credential|unknown ca|bad certificate|"
             r"certificate (?:has )?expired",
             re.I,
