@@ -52,6 +52,7 @@ _PATTERNS: tuple[tuple[ErrorClass, re.Pattern[str]], ...] = (
         re.compile(
             r"connection reset|reset by peer|peer closed|broken pipe|end[- ]of[- ]file|"
             r"unexpected eof|socket error|connection (?:was )?closed|server disconnected|"
+            r"connection terminated abruptly|"
             r"connection lost|incomplete|killed",
             re.I,
         ),

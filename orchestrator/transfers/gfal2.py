@@ -20,6 +20,7 @@ from orchestrator.transfers.error_classes import classify_message, outcome_of
 from orchestrator.transfers.gridftp import credential_env
 from orchestrator.transfers.process import run_process
 from orchestrator.transfers.record import Clock, ErrorClass, ProgressPoint, TransferRecord
+from orchestrator.transfers.root import _SESSION_LOST as XRDCL_SESSION_LOST
 from orchestrator.transfers.root import FAIL_FAST_CONNECT
 from orchestrator.transfers.urls import gsiftp_url, https_url, root_url
 
@@ -41,6 +42,9 @@ URLS: dict[str, Callable[[Endpoint, str], str]] = {
 _MONITOR = re.compile(r"^monitor: \S+ \S+ \d+ \d+ (\d+) \d+\s*$")
 # A failed copy ends with "gfal-copy error: ERRNO (strerror) - message" on stderr.
 _ERROR = re.compile(r"gfal-copy error: (\d+) \(([^)]*)\) - ", re.S)
+# A server that closed the connection mid-handshake or mid-answer is gone, not a trust
+# failure, though davix words it "SSL ... unexpected eof".
+_PEER_GONE = re.compile(r"unexpected eof|could not read status line", re.I)
 # What gfal2's errno says when its message names nothing our patterns know.
 _ERRNO_CLASSES: dict[int, ErrorClass] = {
     errno.ENOENT: "not-found",
@@ -85,7 +89,8 @@ def gfal_environment(protocol: str, creds: ClientCredentials, streams: int) -> d
     """The client certificate for every plugin, and root://'s stream count and fail-fast."""
     env = {**credential_env(creds), "GFAL_PYTHONBIN": GFAL_PYTHON}
     if protocol == "root":
-        env.update(FAIL_FAST_CONNECT)
+        # XrdCl's error log, as xrdcp -d 1 prints it: tells a lost session from a refused one.
+        env.update(FAIL_FAST_CONNECT, XRD_LOGLEVEL="Error")
         # `xrdcp --streams S` makes the destination run `xrdcp --server -S S+1`; XrdCl passes
         # this variable on as is, so S+1 gives the destination the same pull as native.
         env["XRD_SUBSTREAMSPERCHANNEL"] = str(streams + 1)
@@ -95,15 +100,20 @@ def gfal_environment(protocol: str, creds: ClientCredentials, streams: int) -> d
 def gfal_outcome(
     returncode: int | None, timed_out: bool, stderr: str, timeout: float
 ) -> dict[str, str | None]:
-    """Error class and message from gfal-copy's exit code and its `gfal-copy error:` line."""
+    """Error class and message from gfal-copy's exit code and its `gfal-copy error:` line.
+
+    A connection error is `killed` when XrdCl's log (root://) says an open session broke.
+    """
     found = _ERROR.search(stderr)
     if found is None or timed_out or returncode == 0 or (returncode or 0) < 0:
         return outcome_of(returncode, timed_out, stderr, timeout)
     message = " ".join(stderr[found.start() :].split())
     text = stderr[found.end() :]
-    error_class = classify_message(text)
+    error_class = "killed" if _PEER_GONE.search(text) else classify_message(text)
     if error_class == "remote-failure":
         error_class = _ERRNO_CLASSES.get(int(found.group(1)), "remote-failure")
+    if error_class == "connect" and XRDCL_SESSION_LOST.search(stderr[: found.start()]):
+        error_class = "killed"
     return {"error_class": error_class, "message": message}
 
 
@@ -187,6 +197,5 @@ class Gfal2Tpc:
         env = gfal_environment(self.name, creds, streams)
         result = await run_process(argv, env=env, timeout=timeout, on_stdout_line=on_line)
         succeeded = result.returncode == 0 and not result.timed_out
-        return record(
-            succeeded, **gfal_outcome(result.returncode, result.timed_out, result.stderr, timeout)
-        )
+        outcome = gfal_outcome(result.returncode, result.timed_out, result.stderr, timeout)
+        return record(succeeded, **outcome)

@@ -67,6 +67,7 @@ def test_environment_carries_our_credentials_and_never_an_ambient_proxy(
     # xrdcp --streams 4 makes the destination pull with -S 5; the same for gfal2
     assert root["XRD_SUBSTREAMSPERCHANNEL"] == "5"
     assert root["XRD_CONNECTIONRETRY"] == "1"  # a dead server is a prompt connect failure
+    assert root["XRD_LOGLEVEL"] == "Error"  # its log tells a lost session from a refusal
 
 
 @pytest.mark.parametrize(
@@ -107,13 +108,36 @@ def test_environment_carries_our_credentials_and_never_an_ambient_proxy(
             "Result Could not connect to server after 1 attempts\n",
             "connect",
         ),
+        (
+            "gfal-copy error: 5 (Input/output error) - TRANSFER ERROR: Copy failed (3rd pull). "
+            "Last attempt: Connection terminated abruptly; Status of TPC request unknown\n",
+            "killed",
+        ),
+        (
+            "gfal-copy error: 112 (Host is down) - TRANSFER ERROR: Copy failed (3rd pull). Last "
+            "attempt: copy (Neon): Could not read status line: SSL error: unexpected eof while "
+            "reading\n",
+            "killed",
+        ),
+        (
+            "[2026-11-23 21:40:02.1] [XrdCl] Socket error encountered: [ERROR] Socket error\n"
+            "gfal-copy error: 111 (Connection refused) - Error on XrdCl::CopyProcess::Run(): "
+            "[FATAL] Connection error: (destination)\n",
+            "killed",
+        ),
+        (
+            "gfal-copy error: 111 (Connection refused) - Error on XrdCl::CopyProcess::Run(): "
+            "[FATAL] Connection error: (destination)\n",
+            "connect",
+        ),
         # nothing in the words: gfal2's errno decides
         ("gfal-copy error: 13 (Permission denied) - Result Something odd\n", "auth"),
         ("gfal-copy error: 5 (Input/output error) - Result Something odd\n", "remote-failure"),
     ],
 )
 def test_failures_are_classified_from_the_error_line(stderr: str, error_class: str) -> None:
-    outcome = gfal_outcome(int(stderr.split()[2]), False, "[warn] noise\n" + stderr, 600)
+    code = int(stderr.split("gfal-copy error: ")[1].split()[0])
+    outcome = gfal_outcome(code, False, "[warn] noise\n" + stderr, 600)
     assert outcome["error_class"] == error_class
     assert outcome["message"].startswith("gfal-copy error: ")  # the noise before is left out
 
