@@ -40,6 +40,8 @@ URLS: dict[str, Callable[[Endpoint, str], str]] = {
 
 # `-v` makes gfal-copy print "monitor: SRC DST AVG INST BYTES ELAPSED" at each progress report.
 _MONITOR = re.compile(r"^monitor: \S+ \S+ \d+ \d+ (\d+) \d+\s*$")
+# gfal2 announces a finished copy with this event (a failed one raises before it).
+_COPY_DONE = re.compile(r"^event: .*\bTRANSFER:EXIT\b")
 # A failed copy ends with "gfal-copy error: ERRNO (strerror) - message" on stderr.
 _ERROR = re.compile(r"gfal-copy error: (\d+) \(([^)]*)\) - ", re.S)
 # A server that closed the connection mid-handshake or mid-answer is gone, not a trust
@@ -98,14 +100,31 @@ def gfal_environment(protocol: str, creds: ClientCredentials, streams: int) -> d
 
 
 def gfal_outcome(
-    returncode: int | None, timed_out: bool, stderr: str, timeout: float
+    returncode: int | None,
+    timed_out: bool,
+    stderr: str,
+    timeout: float,
+    *,
+    copy_done: bool = False,
 ) -> dict[str, str | None]:
-    """Error class and message from gfal-copy's exit code and its `gfal-copy error:` line.
+    """Error class (None: success) and message from gfal-copy's exit and its error line.
 
     A connection error is `killed` when XrdCl's log (root://) says an open session broke.
+    gfal2 2.21's gridftp plugin sometimes crashes while the process exits (`free(): invalid
+    pointer`, SIGABRT or SIGSEGV) after a complete copy: with `copy_done` (TRANSFER:EXIT
+    seen) and no error line, that is a success whose message tells of the crash.
     """
     found = _ERROR.search(stderr)
-    if found is None or timed_out or returncode == 0 or (returncode or 0) < 0:
+    signalled = returncode is not None and returncode < 0
+    if signalled and copy_done and found is None and not timed_out:
+        crash = " ".join(stderr.split())[-200:]
+        return {
+            "error_class": None,
+            "message": f"gfal-copy ended by signal {-returncode} after the copy completed "
+            f"(TRANSFER:EXIT): {crash}",
+        }
+    # An error line decides even if the process then crashed on its way out.
+    if found is None or timed_out or returncode == 0:
         return outcome_of(returncode, timed_out, stderr, timeout)
     message = " ".join(stderr[found.start() :].split())
     text = stderr[found.end() :]
@@ -160,6 +179,7 @@ class Gfal2Tpc:
         to_url = URLS[self.name]
         source_url, destination_url = to_url(src, src_path), to_url(dst, dst_path)
         progress: list[ProgressPoint] = []
+        copy_done = False
         start = clock.now()
 
         def record(succeeded: bool, **outcome: str | None) -> TransferRecord:
@@ -183,6 +203,8 @@ class Gfal2Tpc:
             return record(False, error_class="remote-failure", message=message)
 
         def on_line(line: str) -> None:
+            nonlocal copy_done
+            copy_done = copy_done or bool(_COPY_DONE.match(line))
             match = _MONITOR.match(line)
             if match is None:
                 return
@@ -196,6 +218,7 @@ class Gfal2Tpc:
         )
         env = gfal_environment(self.name, creds, streams)
         result = await run_process(argv, env=env, timeout=timeout, on_stdout_line=on_line)
-        succeeded = result.returncode == 0 and not result.timed_out
-        outcome = gfal_outcome(result.returncode, result.timed_out, result.stderr, timeout)
-        return record(succeeded, **outcome)
+        outcome = gfal_outcome(
+            result.returncode, result.timed_out, result.stderr, timeout, copy_done=copy_done
+        )
+        return record(outcome["error_class"] is None, **outcome)
