@@ -154,8 +154,9 @@ class Gfal2Tpc:
             raise ValueError(f"push mode is for https only; {protocol} TPC has no pull/push choice")
         if not gfal_copy_available():
             raise UserError(
-                f"{GFAL_COPY} is not installed; install Debian's gfal2-util-scripts and "
-                "gfal2-plugin-http, gfal2-plugin-xrootd, gfal2-plugin-gridftp"
+                f"{GFAL_COPY} is not installed; install Debian's gfal2-util-scripts, "
+                "python3-gfal2-util and gfal2-plugin-http|xrootd|gridftp "
+                "(scripts/install-system-deps.sh)"
             )
         self.name = protocol
         self.mode = mode

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.endpoints import ClientCredentials, Endpoint
+from orchestrator.errors import UserError
 from orchestrator.measurement import MeasurementRecord, run_measurement
 from orchestrator.transfers import (
     CLIENTS,
@@ -177,6 +178,15 @@ def test_the_registry_pairs_every_protocol_with_every_client() -> None:
     assert transfer_tool("https", mode="push").mode == "push"  # type: ignore[attr-defined]
     assert transfer_tool("gridftp", dcau=True).dcau is True  # type: ignore[attr-defined]
     assert Gfal2Tpc.auths == ("x509",)
+
+
+def test_without_gfal_copy_the_client_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(UserError, match="gfal-copy is not installed; install Debian's"):
+        transfer_tool("root", "gfal2")
+    assert isinstance(transfer_tool("root"), XrootdTpc)  # native needs no gfal2
 
 
 @pytest.mark.parametrize(
