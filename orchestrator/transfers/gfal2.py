@@ -11,20 +11,19 @@ import math
 import re
 import shutil
 from collections.abc import Callable
-from typing import Literal
 
 from orchestrator.endpoints import ClientCredentials, Endpoint
 from orchestrator.errors import UserError
 from orchestrator.transfers.base import DEFAULT_TIMEOUT, ProgressCallback, build_record
 from orchestrator.transfers.error_classes import classify_message, outcome_of
 from orchestrator.transfers.gridftp import credential_env
+from orchestrator.transfers.https import Mode
 from orchestrator.transfers.process import run_process
 from orchestrator.transfers.record import Clock, ErrorClass, ProgressPoint, TransferRecord
 from orchestrator.transfers.root import _SESSION_LOST as XRDCL_SESSION_LOST
 from orchestrator.transfers.root import FAIL_FAST_CONNECT
 from orchestrator.transfers.urls import gsiftp_url, https_url, root_url
 
-Mode = Literal["pull", "push"]
 GFAL_COPY = "gfal-copy"
 # gfal-copy runs the first python on PATH that imports gfal2; a virtualenv's python cannot.
 GFAL_PYTHON = "/usr/bin/python3"
@@ -75,7 +74,7 @@ def gfal_copy_argv(
     mode: Mode = "pull",
     timeout: float = DEFAULT_TIMEOUT,
 ) -> list[str]:
-    """The exact command line; bench/clients.py runs the same one."""
+    """The exact command line (shown in docs/measurements.md#clients)."""
     # Our own timer ends the process; gfal2's own limits (1800 s, 3600 s) must not come first.
     seconds = str(math.ceil(timeout))
     argv = [GFAL_COPY, "-v", "-f", "-t", seconds, "-T", seconds]
