@@ -17,7 +17,16 @@ from typing import Any
 
 from orchestrator.endpoints import ClientCredentials, Endpoint, in_token_area, source_name
 from orchestrator.latency import measure_rtt
-from orchestrator.transfers import DEFAULT_TIMEOUT, TRANSFER_TOOLS, ProgressCallback, TransferTool
+from orchestrator.transfers import (
+    CLIENTS,
+    DEFAULT_CLIENT,
+    DEFAULT_TIMEOUT,
+    TRANSFER_TOOLS,
+    ProgressCallback,
+    TransferTool,
+    client_of,
+    transfer_tool,
+)
 from orchestrator.transfers.base import AUTH_MODES, Auth
 from orchestrator.transfers.https import delete_https
 from orchestrator.transfers.record import Clock, TransferRecord, iso
@@ -59,6 +68,7 @@ class MeasurementRecord:
     transfers: list[TransferRecord]
     cleanup_errors: list[str] = field(default_factory=list)
     auth: Auth = "x509"
+    client: str = DEFAULT_CLIENT  # who drove the copies: native or gfal2
 
     @property
     def successful(self) -> list[TransferRecord]:
@@ -88,6 +98,7 @@ class MeasurementRecord:
             "dst": self.dst,
             "protocol": self.protocol,
             "auth": self.auth,
+            "client": self.client,
             "streams": self.streams,
             "file_size": self.file_size,
             "rtt_ms": self.rtt_ms,
@@ -131,6 +142,7 @@ async def run_measurement(
     timeout: float = DEFAULT_TIMEOUT,
     campaign: str | None = None,
     tool: TransferTool | None = None,
+    client: str = DEFAULT_CLIENT,
     source_path: str | None = None,
     keep_files: bool = False,
     measure_latency: bool = True,
@@ -141,15 +153,21 @@ async def run_measurement(
 
     Never raises for failed transfers: they are in the record with their error class.
     The destination files are removed afterwards through the destination's HTTPS side
-    (see `destination_name` for GridFTP's), unless `keep_files`. With `auth="token"` the
-    files are read from and written to the token area (endpoints.TOKEN_AREA), each transfer
-    with tokens of its own.
+    (see `destination_name` for GridFTP's), unless `keep_files`. `client` (native or
+    gfal2) picks the tool when `tool` is not given; a given tool's own client is recorded.
+    With `auth="token"` the files are read from and written to the token area
+    (endpoints.TOKEN_AREA), each transfer with tokens of its own.
     """
     if protocol not in TRANSFER_TOOLS:
         raise ValueError(f"unknown protocol {protocol!r}; choose one of {sorted(TRANSFER_TOOLS)}")
+    if client not in CLIENTS:
+        raise ValueError(f"unknown client {client!r}; choose one of {list(CLIENTS)}")
     if streams < 1 or transfers < 1 or file_size < 1:
         raise ValueError("streams, transfers and file_size must be positive")
-    tool = tool or TRANSFER_TOOLS[protocol]()
+    if tool is None:
+        tool = transfer_tool(protocol, client)
+    elif client not in (DEFAULT_CLIENT, client_of(tool)):
+        raise ValueError(f"client={client!r} but the tool given is a {client_of(tool)} client")
     if auth not in AUTH_MODES:
         raise ValueError(f"unknown auth {auth!r}; choose one of {', '.join(AUTH_MODES)}")
     if auth not in tool.auths:
@@ -197,7 +215,7 @@ async def run_measurement(
         started=clock.wall(started),
         finished=clock.wall(finished),
         transfers=list(records),
-        auth=auth,
+        client=client_of(tool),
     )
     if not keep_files:
         record.cleanup_errors = await remove_destination_files(record, dst, creds)

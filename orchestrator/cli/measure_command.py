@@ -29,7 +29,13 @@ from orchestrator.measurement import (
     run_measurement,
 )
 from orchestrator.sizes import format_size, parse_size
-from orchestrator.transfers import DEFAULT_TIMEOUT, TRANSFER_TOOLS, HttpsTpc
+from orchestrator.transfers import (
+    CLIENTS,
+    DEFAULT_CLIENT,
+    DEFAULT_TIMEOUT,
+    TRANSFER_TOOLS,
+    transfer_tool,
+)
 from orchestrator.transfers.base import AUTH_MODES
 
 MAX_STREAMS = 100  # XRootD refuses more than 100 HTTP-TPC streams
@@ -51,7 +57,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--file-size", help="bytes per transfer, e.g. 1GiB (default: the lab's file size)"
     )
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="s per transfer")
-    parser.add_argument("--mode", choices=("pull", "push"), default="pull", help="https only")
+    parser.add_argument(
+        "--client",
+        choices=CLIENTS,
+        default=DEFAULT_CLIENT,
+        help="who drives the copies: our own tools (native) or gfal-copy (gfal2)",
+    )
+    parser.add_argument("--mode", choices=("pull", "push"), help="https only (default pull)")
     parser.add_argument(
         "--auth",
         choices=AUTH_MODES,
@@ -86,6 +98,12 @@ def measure(args: argparse.Namespace) -> int:
         raise UserError("--timeout must be a positive number of seconds")
     if args.src == args.dst:
         raise UserError("--src and --dst must be different nodes")
+    if args.mode is not None and args.protocol != "https":
+        raise UserError(f"--mode is for https only; {args.protocol} TPC has no pull/push choice")
+    try:
+        tool = transfer_tool(args.protocol, args.client, mode=args.mode or "pull")
+    except ValueError as exc:
+        raise UserError(f"--protocol {args.protocol} --client {args.client}: {exc}") from None
     src, dst, creds, lab_file_size = resolve_endpoints(args)
     file_size = lab_file_size or DEFAULT_FILE_SIZE
     if args.file_size is not None:
@@ -93,11 +111,10 @@ def measure(args: argparse.Namespace) -> int:
             file_size = parse_size(args.file_size)
         except ValueError as exc:
             raise UserError(f"--file-size: {exc}") from None
-    tool = HttpsTpc(args.mode) if args.protocol == "https" else TRANSFER_TOOLS[args.protocol]()
     if args.auth not in tool.auths:
         raise UserError(
-            f"--auth {args.auth} does not work with --protocol {args.protocol}; "
-            f"it takes: {', '.join(tool.auths)}"
+            f"--auth {args.auth} does not work with --protocol {args.protocol} "
+            f"--client {args.client}; it takes: {', '.join(tool.auths)}"
         )
     if args.auth == "token" and creds.tokens is None:
         raise UserError(
@@ -214,7 +231,7 @@ def summary_line(record: MeasurementRecord) -> str:
 
 def result_table(record: MeasurementRecord) -> Table:
     table = Table(
-        title=f"{record.protocol} ({record.auth}) {record.src} -> {record.dst}, "
+        title=f"{record.protocol} ({record.auth}, {record.client}) {record.src} -> {record.dst}, "
         f"{record.streams} stream(s), "
         f"{len(record.transfers)} x {format_size(record.file_size)}",
     )

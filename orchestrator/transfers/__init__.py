@@ -1,8 +1,16 @@
-"""Transfer tools, one class per protocol, found by name in a plain registry."""
+"""Transfer tools, one class per protocol, found by name in a plain registry.
+
+The client is a dimension beside the protocol: `native` (our own drivers: httpx COPY,
+globus-url-copy, xrdcp) or `gfal2` (`gfal-copy` for every protocol); `transfer_tool`
+picks the class for a (protocol, client) pair.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
 from orchestrator.transfers.base import DEFAULT_TIMEOUT, ProgressCallback, TransferTool
+from orchestrator.transfers.gfal2 import Gfal2Tpc
 from orchestrator.transfers.gridftp import GridFtpTpc
 from orchestrator.transfers.https import HttpsTpc
 from orchestrator.transfers.record import ERROR_CLASSES, ProgressPoint, TransferRecord
@@ -13,11 +21,50 @@ TRANSFER_TOOLS: dict[str, type[TransferTool]] = {
     "gridftp": GridFtpTpc,
     "root": XrootdTpc,
 }
+CLIENTS: tuple[str, ...] = ("native", "gfal2")
+DEFAULT_CLIENT = "native"
+
+
+def transfer_tool(
+    protocol: str, client: str = DEFAULT_CLIENT, *, mode: str = "pull", **options: Any
+) -> TransferTool:
+    """A tool for `protocol` driven by `client`.
+
+    `mode` (pull or push) is HTTP-TPC's; root:// and GridFTP TPC have no choice, so only
+    "pull" is accepted for them. Other options go to the class (e.g. dcau=True for the
+    native gridftp tool). Raises ValueError for an unknown protocol, client or option.
+    """
+    if protocol not in TRANSFER_TOOLS:
+        raise ValueError(f"unknown protocol {protocol!r}; choose one of {sorted(TRANSFER_TOOLS)}")
+    if client not in CLIENTS:
+        raise ValueError(f"unknown client {client!r}; choose one of {list(CLIENTS)}")
+    if mode not in ("pull", "push"):
+        raise ValueError(f"mode must be pull or push, not {mode!r}")
+    if mode != "pull" and protocol != "https":
+        raise ValueError(f"push mode is for https only; {protocol} TPC has no pull/push choice")
+    if protocol == "https":
+        options["mode"] = mode
+    if client == "gfal2":
+        return Gfal2Tpc(protocol, **options)
+    try:
+        return TRANSFER_TOOLS[protocol](**options)
+    except TypeError:
+        named = ", ".join(options)
+        raise ValueError(f"the native {protocol} tool takes no option {named}") from None
+
+
+def client_of(tool: TransferTool) -> str:
+    """Which client a tool instance is (`native` unless the class says otherwise)."""
+    return str(getattr(tool, "client", DEFAULT_CLIENT))
+
 
 __all__ = [
+    "CLIENTS",
+    "DEFAULT_CLIENT",
     "DEFAULT_TIMEOUT",
     "ERROR_CLASSES",
     "TRANSFER_TOOLS",
+    "Gfal2Tpc",
     "GridFtpTpc",
     "HttpsTpc",
     "ProgressCallback",
@@ -25,4 +72,6 @@ __all__ = [
     "TransferRecord",
     "TransferTool",
     "XrootdTpc",
+    "client_of",
+    "transfer_tool",
 ]

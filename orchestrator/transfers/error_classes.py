@@ -22,7 +22,8 @@ _PATTERNS: tuple[tuple[ErrorClass, re.Pattern[str]], ...] = (
     (
         "tls",
         re.compile(
-            r"certificate verify failed|ssl|tls|unable to get local issuer|untrusted|"
+            r"certificate verif(?:y|ication) failed|issuer is not trusted|ssl|tls|"
+            r"unable to get local issuer|untrusted|"
             r"self[- ]signed|trusted ca|could not verify credential|unknown ca|bad certificate|"
             r"certificate (?:has )?expired",
             re.I,
@@ -51,6 +52,7 @@ _PATTERNS: tuple[tuple[ErrorClass, re.Pattern[str]], ...] = (
         re.compile(
             r"connection reset|reset by peer|peer closed|broken pipe|end[- ]of[- ]file|"
             r"unexpected eof|socket error|connection (?:was )?closed|server disconnected|"
+            r"connection terminated abruptly|"
             r"connection lost|incomplete|killed",
             re.I,
         ),

@@ -1,0 +1,259 @@
+"""Clients benchmark (not a test): our native tools against gfal2 against the bare commands.
+
+On a real 2-node lab (network namespaces; needs root), the same measurement — K concurrent
+copies of one file from lab-1 to lab-2 with S streams — is driven, per protocol, by
+- native: our tool (`run_measurement`, client native: httpx COPY, xrdcp, globus-url-copy),
+- gfal2: `gfal-copy` through the same measurement code (client gfal2),
+- bare: the command an operator types (`curl -X COPY` with the same headers,
+  `xrdcp --tpc only`, `globus-url-copy` with the native tool's argv),
+interleaved (the order rotates each repetition), REPS times. Printed per protocol: the
+median throughput of each (the paper's K*S*8/mean duration), the median seconds per copy,
+the medians and ranges of the per-repetition ratios gfal2/native and bare/native, and the
+CPU seconds the driving process and its children spent per measurement.
+
+    .venv/bin/python bench/clients.py [--reps 5] [--transfers 2] [--streams 2]
+                                      [--file-size 256MiB] [--rate-gbit 2]
+                                      [--protocols https,root,gridftp]
+
+The lab is started and stopped here (prefix `tpcgb`, subnet 10.99.155+). There is no target
+for the ratios (they are what an operator comparing the clients would see); exits 1 if a
+copy fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import resource
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from ca.authority import CertificateAuthority
+from orchestrator.endpoints import ClientCredentials, Endpoint, source_name
+from orchestrator.lab.lifecycle import start_lab, stop_lab
+from orchestrator.lab.topology import NETNS, LabNetwork
+from orchestrator.measurement import run_measurement, throughput_gbps
+from orchestrator.sizes import format_size, parse_size
+from orchestrator.transfers.gridftp import credential_env, globus_url_copy_argv
+from orchestrator.transfers.https import delete_https, tpc_headers
+from orchestrator.transfers.root import xrdcp_argv
+from orchestrator.transfers.urls import https_url
+
+NETWORK = LabNetwork(prefix="tpcgb", subnet_offset=155)
+PROTOCOLS = ("https", "root", "gridftp")
+DRIVERS = ("native", "gfal2", "bare")
+ROW = "{:<8} {:>10} {:>10} {:>10} {:>8} {:>8} {:>8} {:>13} {:>13} {:>9} {:>9} {:>9}"
+
+
+@dataclass
+class Case:
+    protocol: str
+    gbps: dict[str, list[float]] = field(default_factory=lambda: {d: [] for d in DRIVERS})
+    seconds: dict[str, list[float]] = field(default_factory=lambda: {d: [] for d in DRIVERS})
+    cpu: dict[str, list[float]] = field(default_factory=lambda: {d: [] for d in DRIVERS})
+    failures: list[str] = field(default_factory=list)
+
+    def ratios(self, driver: str) -> list[float]:
+        """driver/native of each repetition: both ran in the same round, one after the other."""
+        pairs = zip(self.gbps[driver], self.gbps["native"], strict=True)
+        return [d / n for d, n in pairs if n > 0]
+
+
+def cpu_seconds() -> float:
+    """User + system CPU of this process and of its reaped children so far."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def bare_argv(
+    protocol: str, src: Endpoint, dst: Endpoint, creds: ClientCredentials, size: int, name: str,
+    streams: int,
+) -> list[str]:  # fmt: skip
+    """The command an operator would type, with the options our native tool uses."""
+    if protocol == "gridftp":
+        return globus_url_copy_argv(src, dst, source_name(size), name, streams)
+    if protocol == "root":
+        return xrdcp_argv(src, dst, source_name(size), name, streams)
+    headers = tpc_headers(https_url(src, source_name(size)), None, streams)
+    argv = ["curl", "-sS", "--capath", str(creds.certdir), "--cert", str(creds.cert)]
+    argv += ["--key", str(creds.key), "-X", "COPY"]
+    for key, value in headers.items():
+        argv += ["-H", f"{key}: {value}"]
+    return [*argv, https_url(dst, name)]
+
+
+async def run_bare(
+    protocol: str, src: Endpoint, dst: Endpoint, creds: ClientCredentials, size: int,
+    streams: int, transfers: int,
+) -> tuple[list[float], list[str]]:  # fmt: skip
+    """K bare commands at once: (durations of the successes, failures), spawn to exit."""
+    tag = uuid.uuid4()
+    names = [
+        f"/tpcbench-gridftp-{i}" if protocol == "gridftp" else f"/tpcbench-bare-{tag}-{i}"
+        for i in range(transfers)
+    ]
+
+    async def one(name: str) -> tuple[float, str | None]:
+        argv = bare_argv(protocol, src, dst, creds, size, name, streams)
+        begin = time.monotonic()
+        process = await asyncio.create_subprocess_exec(
+            *argv, env=credential_env(creds), stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        stdout, stderr = await process.communicate()
+        duration = time.monotonic() - begin
+        last = stdout.decode(errors="replace").strip().splitlines()[-1:] or [""]
+        if process.returncode != 0 or (protocol == "https" and not last[0].startswith("success")):
+            return duration, f"bare: rc={process.returncode} {last[0]} {stderr[-300:]!r}"
+        return duration, None
+
+    results = await asyncio.gather(*(one(name) for name in names))
+    await asyncio.gather(*(delete_https(dst, name, creds) for name in names))
+    return [d for d, error in results if error is None], [e for _, e in results if e]
+
+
+async def run_client(
+    client: str, protocol: str, src: Endpoint, dst: Endpoint, creds: ClientCredentials,
+    size: int, streams: int, transfers: int,
+) -> tuple[list[float], list[str]]:  # fmt: skip
+    record = await run_measurement(
+        src, dst, protocol, streams, transfers, size, creds=creds, client=client,
+        measure_latency=False,
+    )  # fmt: skip
+    failed = [t for t in record.transfers if not t.succeeded]
+    failures = [f"{client}: {t.error_class} {t.message}" for t in failed]
+    return [t.duration for t in record.successful], failures
+
+
+def bench(nodes: Sequence[Endpoint], creds: ClientCredentials, args: argparse.Namespace) -> list:
+    src, dst = nodes
+    cases = [Case(p) for p in args.protocols]
+    for rep in range(args.reps):
+        # Rotate who goes first, so no driver always meets a warmer cache or a calmer machine.
+        order = DRIVERS[rep % 3 :] + DRIVERS[: rep % 3]
+        for case in cases:
+            for driver in order:
+                before = cpu_seconds()
+                if driver == "bare":
+                    run = run_bare(case.protocol, src, dst, creds, args.file_size,
+                                   args.streams, args.transfers)  # fmt: skip
+                else:
+                    run = run_client(driver, case.protocol, src, dst, creds, args.file_size,
+                                     args.streams, args.transfers)  # fmt: skip
+                durations, failures = asyncio.run(run)
+                case.cpu[driver].append(cpu_seconds() - before)
+                case.gbps[driver].append(throughput_gbps(args.file_size, durations))
+                case.seconds[driver].append(statistics.fmean(durations) if durations else 0.0)
+                case.failures += [f"{case.protocol} {f}" for f in failures]
+        print(f"  repetition {rep + 1}/{args.reps} done", file=sys.stderr)
+    return cases
+
+
+def report(cases: list[Case], args: argparse.Namespace) -> bool:
+    rate = f"shaped to {args.rate_gbit:g} Gbit/s" if args.rate_gbit else "unshaped"
+    print(
+        f"clients: {args.transfers} x {format_size(args.file_size)} lab-1 -> lab-2, "
+        f"{args.streams} stream(s), {args.reps} interleaved repetitions, links {rate}; medians"
+    )
+    print(
+        ROW.format(
+            "protocol", "native G/s", "gfal2 G/s", "bare G/s", "native s", "gfal2 s", "bare s",
+            "gfal2/native", "bare/native", "nat CPU", "gfal CPU", "bare CPU",
+        )
+    )  # fmt: skip
+    for case in cases:
+        gfal, bare = case.ratios("gfal2"), case.ratios("bare")
+
+        def ratio(values: list[float]) -> str:
+            if not values:
+                return "n/a"
+            return f"{statistics.median(values):.2f} {min(values):.2f}-{max(values):.2f}"
+
+        print(
+            ROW.format(
+                case.protocol,
+                *(f"{statistics.median(case.gbps[d]):.3f}" for d in DRIVERS),
+                *(f"{statistics.median(case.seconds[d]):.2f}" for d in DRIVERS),
+                ratio(gfal), ratio(bare),
+                *(f"{statistics.median(case.cpu[d]):.2f}" for d in DRIVERS),
+            )
+        )  # fmt: skip
+        for failure in case.failures[:3]:
+            print(f"    failed transfer: {failure[:300]}")
+    print(
+        "G/s: K*S*8/mean duration (Gbit/s); s: mean seconds per copy, from the request or\n"
+        "process start to the verdict; ratios: median and range of the per-repetition ratio;\n"
+        "CPU: CPU seconds of the driving process plus the commands it ran, per measurement"
+    )
+    ok = not any(case.failures for case in cases)
+    print(f"clients: {'every copy succeeded' if ok else 'a copy failed'}")
+    return ok
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        epilog="Needs root (network namespaces), gfal-copy, curl, xrdcp and globus-url-copy.",
+    )
+    parser.add_argument("--reps", type=int, default=5, help="repetitions, at least 3 (default 5)")
+    parser.add_argument("--transfers", type=int, default=2, help="K copies at once (default 2)")
+    parser.add_argument("--streams", type=int, default=2, help="streams per copy, 1-15 (default 2)")
+    parser.add_argument(
+        "--file-size", type=parse_size, default=parse_size("256MiB"), help="default 256MiB"
+    )
+    # Link-bound, as the real case is: on a shared 2-core machine unshaped copies measure
+    # CPU contention more than the clients.
+    parser.add_argument(
+        "--rate-gbit", type=float, default=2.0, help="shape the lab links, 0: unshaped (default 2)"
+    )
+    parser.add_argument(
+        "--protocols",
+        type=lambda text: tuple(text.split(",")),
+        default=PROTOCOLS,
+        help="a comma-separated subset of https,root,gridftp (default all)",
+    )
+    args = parser.parse_args(argv)
+    if args.reps < 3:
+        parser.error("--reps must be at least 3 (each driver goes first once per 3)")
+    if not 1 <= args.streams <= 15:
+        parser.error("--streams must be between 1 and 15 (root:// allows no more)")
+    if args.transfers < 1:
+        parser.error("--transfers must be at least 1")
+    unknown = [p for p in args.protocols if p not in PROTOCOLS]
+    if unknown or not args.protocols:
+        parser.error(f"--protocols: {','.join(unknown)} not in {','.join(PROTOCOLS)}")
+    if os.geteuid() != 0:
+        parser.error("needs root (the lab's network namespaces)")
+    missing = [c for c in ("gfal-copy", "curl", "xrdcp", "globus-url-copy") if not shutil.which(c)]
+    if missing:
+        parser.error(f"not installed: {', '.join(missing)} (scripts/install-system-deps.sh)")
+    home = Path(tempfile.mkdtemp(prefix="tpcbench-clients-", dir="/dev/shm"))
+    home.chmod(0o755)  # the lab's server account must reach it
+    try:
+        CertificateAuthority.init(home / "ca")
+        print("clients: starting a 2-node lab", file=sys.stderr)
+        inventory = start_lab(
+            home, 2, args.file_size, mode=NETNS, network=NETWORK, rate_gbit=args.rate_gbit or None
+        )
+        try:
+            cases = bench(inventory.nodes, inventory.client, args)
+        finally:
+            stop_lab(home)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    return 0 if report(cases, args) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,224 @@
+"""gfal2 as the TPC client: `gfal-copy` between two URLs of one protocol, as a subprocess.
+
+The same copies as the native tools, driven the way FTS and grid operators drive them:
+Debian's gfal2-util with its http, xrootd and gridftp plugins (docs/measurements.md#clients).
+"""
+
+from __future__ import annotations
+
+import errno
+import math
+import re
+import shutil
+from collections.abc import Callable
+
+from orchestrator.endpoints import ClientCredentials, Endpoint
+from orchestrator.errors import UserError
+from orchestrator.transfers.base import DEFAULT_TIMEOUT, ProgressCallback, build_record
+from orchestrator.transfers.error_classes import classify_message, outcome_of
+from orchestrator.transfers.gridftp import credential_env
+from orchestrator.transfers.https import Mode
+from orchestrator.transfers.process import run_process
+from orchestrator.transfers.record import Clock, ErrorClass, ProgressPoint, TransferRecord
+from orchestrator.transfers.root import _SESSION_LOST as XRDCL_SESSION_LOST
+from orchestrator.transfers.root import FAIL_FAST_CONNECT
+from orchestrator.transfers.urls import gsiftp_url, https_url, root_url
+
+GFAL_COPY = "gfal-copy"
+# gfal-copy runs the first python on PATH that imports gfal2; a virtualenv's python cannot.
+GFAL_PYTHON = "/usr/bin/python3"
+# gfal2 2.21 sends `Credential: gridsite` by default, which XRootD 5.5 answers with 400.
+NO_DELEGATION_HEADER = "HTTP PLUGIN:HEADERS=Credential: none"
+# XRootD's root:// TPC takes at most 15 streams (as `xrdcp --streams` does).
+MAX_ROOT_STREAMS = 15
+URLS: dict[str, Callable[[Endpoint, str], str]] = {
+    "https": https_url,
+    "root": root_url,
+    "gridftp": gsiftp_url,
+}
+
+# `-v` makes gfal-copy print "monitor: SRC DST AVG INST BYTES ELAPSED" at each progress report.
+_MONITOR = re.compile(r"^monitor: \S+ \S+ \d+ \d+ (\d+) \d+\s*$")
+# gfal2 announces a finished copy with this event (a failed one raises before it).
+_COPY_DONE = re.compile(r"^event: .*\bTRANSFER:EXIT\b")
+# A failed copy ends with "gfal-copy error: ERRNO (strerror) - message" on stderr.
+_ERROR = re.compile(r"gfal-copy error: (\d+) \(([^)]*)\) - ", re.S)
+# A server that closed the connection mid-handshake or mid-answer is gone, not a trust
+# failure, though davix words it "SSL ... unexpected eof".
+_PEER_GONE = re.compile(r"unexpected eof|could not read status line", re.I)
+# What gfal2's errno says when its message names nothing our patterns know.
+_ERRNO_CLASSES: dict[int, ErrorClass] = {
+    errno.ENOENT: "not-found",
+    errno.EACCES: "auth",
+    errno.EPERM: "auth",
+    errno.ETIMEDOUT: "timeout",
+    errno.ECONNREFUSED: "connect",
+    errno.EHOSTDOWN: "connect",
+    errno.EHOSTUNREACH: "connect",
+    errno.ENETUNREACH: "connect",
+    errno.ECONNRESET: "killed",
+    errno.ECONNABORTED: "killed",
+}
+
+
+def gfal_copy_available() -> bool:
+    return shutil.which(GFAL_COPY) is not None
+
+
+def gfal_copy_argv(
+    protocol: str,
+    source_url: str,
+    destination_url: str,
+    streams: int,
+    *,
+    mode: Mode = "pull",
+    timeout: float = DEFAULT_TIMEOUT,
+) -> list[str]:
+    """The exact command line (shown in docs/measurements.md#clients)."""
+    # Our own timer ends the process; gfal2's own limits (1800 s, 3600 s) must not come first.
+    seconds = str(math.ceil(timeout))
+    argv = [GFAL_COPY, "-v", "-f", "-t", seconds, "-T", seconds]
+    if protocol == "https":
+        argv += ["-D", NO_DELEGATION_HEADER, "--copy-mode", mode, "-n", str(streams)]
+    elif protocol == "gridftp":
+        argv += ["-n", str(streams)]
+    # root:// ignores -n: its streams come from the environment (gfal_environment).
+    return [*argv, source_url, destination_url]
+
+
+def gfal_environment(protocol: str, creds: ClientCredentials, streams: int) -> dict[str, str]:
+    """The client certificate for every plugin, and root://'s stream count and fail-fast."""
+    env = {**credential_env(creds), "GFAL_PYTHONBIN": GFAL_PYTHON}
+    if protocol == "root":
+        # XrdCl's error log, as xrdcp -d 1 prints it: tells a lost session from a refused one.
+        env.update(FAIL_FAST_CONNECT, XRD_LOGLEVEL="Error")
+        # `xrdcp --streams S` makes the destination run `xrdcp --server -S S+1`; XrdCl passes
+        # this variable on as is, so S+1 gives the destination the same pull as native.
+        env["XRD_SUBSTREAMSPERCHANNEL"] = str(streams + 1)
+    return env
+
+
+def gfal_outcome(
+    returncode: int | None,
+    timed_out: bool,
+    stderr: str,
+    timeout: float,
+    *,
+    copy_done: bool = False,
+) -> dict[str, str | None]:
+    """Error class (None: success) and message from gfal-copy's exit and its error line.
+
+    A connection error is `killed` when XrdCl's log (root://) says an open session broke.
+    gfal2 2.21's gridftp plugin sometimes crashes while the process exits (`free(): invalid
+    pointer`, SIGABRT or SIGSEGV) after a complete copy: with `copy_done` (TRANSFER:EXIT
+    seen) and no error line, that is a success whose message tells of the crash.
+    """
+    found = _ERROR.search(stderr)
+    signalled = returncode is not None and returncode < 0
+    if signalled and copy_done and found is None and not timed_out:
+        crash = " ".join(stderr.split())[-200:]
+        return {
+            "error_class": None,
+            "message": f"gfal-copy ended by signal {-returncode} after the copy completed "
+            f"(TRANSFER:EXIT): {crash}",
+        }
+    # An error line decides even if the process then crashed on its way out.
+    if found is None or timed_out or returncode == 0:
+        return outcome_of(returncode, timed_out, stderr, timeout)
+    message = " ".join(stderr[found.start() :].split())
+    text = stderr[found.end() :]
+    error_class = "killed" if _PEER_GONE.search(text) else classify_message(text)
+    if error_class == "remote-failure":
+        error_class = _ERRNO_CLASSES.get(int(found.group(1)), "remote-failure")
+    if error_class == "connect" and XRDCL_SESSION_LOST.search(stderr[: found.start()]):
+        error_class = "killed"
+    return {"error_class": error_class, "message": message}
+
+
+class Gfal2Tpc:
+    """Third-party copy of any of our protocols through `gfal-copy`; exit code and stderr decide.
+
+    `name` is the protocol, as for the native tools; `client` tells the two apart.
+    """
+
+    client = "gfal2"
+    auths = ("x509",)
+
+    def __init__(self, protocol: str, *, mode: Mode = "pull") -> None:
+        if protocol not in URLS:
+            raise ValueError(f"gfal2 drives {', '.join(URLS)}, not {protocol!r}")
+        if mode not in ("pull", "push"):
+            raise ValueError(f"mode must be pull or push, not {mode!r}")
+        if mode != "pull" and protocol != "https":
+            raise ValueError(f"push mode is for https only; {protocol} TPC has no pull/push choice")
+        if not gfal_copy_available():
+            raise UserError(
+                f"{GFAL_COPY} is not installed; install Debian's gfal2-util-scripts, "
+                "python3-gfal2-util and gfal2-plugin-http|xrootd|gridftp "
+                "(scripts/install-system-deps.sh)"
+            )
+        self.name = protocol
+        self.mode = mode
+
+    async def run(
+        self,
+        src: Endpoint,
+        dst: Endpoint,
+        src_path: str,
+        dst_path: str,
+        streams: int,
+        creds: ClientCredentials,
+        timeout: float = DEFAULT_TIMEOUT,
+        *,
+        index: int = 0,
+        size: int | None = None,
+        clock: Clock | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> TransferRecord:
+        clock = clock or Clock()
+        to_url = URLS[self.name]
+        source_url, destination_url = to_url(src, src_path), to_url(dst, dst_path)
+        progress: list[ProgressPoint] = []
+        copy_done = False
+        start = clock.now()
+
+        def record(succeeded: bool, **outcome: str | None) -> TransferRecord:
+            return build_record(
+                index=index,
+                protocol=self.name,
+                source_url=source_url,
+                destination_url=destination_url,
+                clock=clock,
+                start=start,
+                end=clock.now(),
+                succeeded=succeeded,
+                size=size,
+                moved=progress[-1].bytes if progress else 0,
+                progress=progress,
+                **outcome,  # type: ignore[arg-type]
+            )
+
+        if self.name == "root" and streams > MAX_ROOT_STREAMS:
+            message = f"root:// TPC takes at most {MAX_ROOT_STREAMS} streams, not {streams}"
+            return record(False, error_class="remote-failure", message=message)
+
+        def on_line(line: str) -> None:
+            nonlocal copy_done
+            copy_done = copy_done or bool(_COPY_DONE.match(line))
+            match = _MONITOR.match(line)
+            if match is None:
+                return
+            moved = int(match.group(1))
+            progress.append(ProgressPoint(clock.now() - start, moved))
+            if on_progress is not None:
+                on_progress(index, moved)
+
+        argv = gfal_copy_argv(
+            self.name, source_url, destination_url, streams, mode=self.mode, timeout=timeout
+        )
+        env = gfal_environment(self.name, creds, streams)
+        result = await run_process(argv, env=env, timeout=timeout, on_stdout_line=on_line)
+        outcome = gfal_outcome(
+            result.returncode, result.timed_out, result.stderr, timeout, copy_done=copy_done
+        )
+        return record(outcome["error_class"] is None, **outcome)
