@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-import math
 import threading
 import time
 import uuid as uuidlib
@@ -43,6 +42,7 @@ from orchestrator.prelim.baseline import DEFAULT_SECONDS as DEFAULT_BASELINE_SEC
 from orchestrator.prelim.baseline import Baseline, check_baseline_possible, measure_baseline
 from orchestrator.reporter import Reporter
 from orchestrator.rtt_check import RttCheck, check_pair_rtts
+from orchestrator.transfers import unsupported_reason
 from orchestrator.transfers.record import iso
 
 if TYPE_CHECKING:
@@ -62,6 +62,8 @@ class CampaignSettings:
 
     protocols: tuple[str, ...] = DEFAULT_PROTOCOLS
     streams: tuple[int, ...] = DEFAULT_STREAMS
+    auths: tuple[str, ...] = ("x509",)  # how the transfers are authorized: x509, token
+    clients: tuple[str, ...] = ("native",)  # what drives the copies: native, gfal2
     transfers: int = 11
     file_size: int = 2**30
     max_parallel_pairs: int = 1
@@ -76,15 +78,34 @@ class CampaignSettings:
     @property
     def dimensions(self) -> dict[str, Sequence[Any]]:
         """What every ordered pair is measured across: a MeasurementSpec field, its values."""
-        return {"protocol": self.protocols, "streams": self.streams}
+        return {
+            "protocol": self.protocols,
+            "streams": self.streams,
+            "auth": self.auths,
+            "client": self.clients,
+        }
 
     @property
     def per_pair(self) -> int:
-        """Measurements per ordered pair."""
-        return math.prod(len(values) for values in self.dimensions.values())
+        """Measurements per ordered pair (the combinations a transfer tool can run)."""
+        return sum(supports(spec) is None for spec in self._one_pair())
 
     def plan(self, nodes: Sequence[Any]) -> list[MeasurementSpec]:
-        return plan_measurements(nodes, self.dimensions)
+        """Every ordered pair x every combination a transfer tool can run (`unsupported`)."""
+        return [s for s in plan_measurements(nodes, self.dimensions) if supports(s) is None]
+
+    def unsupported(self) -> list[str]:
+        """Why the combinations left out of the plan cannot run, one line each."""
+        return sorted({why for spec in self._one_pair() if (why := supports(spec)) is not None})
+
+    def _one_pair(self) -> list[MeasurementSpec]:
+        """Every combination of the dimensions, once (for the ordered pair a -> b)."""
+        return [s for s in plan_measurements(["a", "b"], self.dimensions) if s.src == "a"]
+
+
+def supports(spec: MeasurementSpec) -> str | None:
+    """None when a transfer tool can take `spec`, else why not (e.g. gridftp with tokens)."""
+    return unsupported_reason(spec.protocol, spec.client, spec.auth)
 
 
 def rtt_port(dst: Endpoint) -> int:
@@ -180,6 +201,8 @@ class Campaign:
                 "failed", CampaignResult(self.uuid, "failed", names, 0, message=problem)
             )
         specs = self.settings.plan(names)
+        for why in self.settings.unsupported():
+            log.warning("left out of the plan: %s", why)
         self.result = CampaignResult(self.uuid, "running", names, len(specs))
         # An emulated WAN (lab --rtt) promises RTTs: check them all before measuring anything.
         if any(e.rtt_targets_ms for e in self.endpoints.values()) and not stop.is_set():
@@ -250,6 +273,8 @@ class Campaign:
             settings.file_size,
             campaign=self.uuid,
             measure_latency=False,
+            auth=spec.auth,
+            client=spec.client,
             **self.measure_options,
         )
         record = await outcome if inspect.isawaitable(outcome) else outcome
@@ -359,6 +384,8 @@ class Campaign:
             started=iso(datetime.now(UTC)),
             protocols=list(settings.protocols),
             streams=list(settings.streams),
+            auths=list(settings.auths),
+            clients=list(settings.clients),
             transfers=settings.transfers,
             file_size=settings.file_size,
             max_parallel_pairs=settings.max_parallel_pairs,

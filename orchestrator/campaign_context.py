@@ -33,6 +33,8 @@ class CampaignContext:
         return CampaignSettings(
             protocols=tuple(settings.protocols),
             streams=tuple(settings.streams),
+            auths=tuple(settings.auth),
+            clients=tuple(settings.client),
             transfers=settings.transfers,
             file_size=self.file_size,
             max_parallel_pairs=settings.max_parallel_pairs,

@@ -84,6 +84,8 @@ def failed_record(
         dst=spec.dst,
         protocol=spec.protocol,
         streams=spec.streams,
+        auth=spec.auth,  # type: ignore[arg-type]
+        client=spec.client,
         file_size=file_size,
         rtt_ms=rtt_ms,
         started=clock.wall(now),

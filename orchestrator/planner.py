@@ -13,7 +13,7 @@ import asyncio
 import itertools
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import astuple, dataclass
+from dataclasses import MISSING, dataclass, fields
 from typing import Any, Generic, Protocol, TypeVar
 
 DEFAULT_PROTOCOLS: tuple[str, ...] = ("https", "gridftp")
@@ -35,6 +35,8 @@ class MeasurementSpec:
     dst: str
     protocol: str
     streams: int
+    auth: str = "x509"
+    client: str = "native"
 
     @property
     def nodes(self) -> frozenset[str]:
@@ -43,7 +45,13 @@ class MeasurementSpec:
     @property
     def key(self) -> str:
         """src->dst/protocol/streams (and any further dimension), for logs and errors."""
-        return f"{self.src}->{self.dst}/" + "/".join(str(v) for v in astuple(self)[2:])
+        # a dimension at its default (x509, native) is left out: the paper's key stays short
+        values = [
+            str(getattr(self, f.name))
+            for f in fields(self)[2:]
+            if f.default is MISSING or getattr(self, f.name) != f.default
+        ]
+        return f"{self.src}->{self.dst}/" + "/".join(values)
 
 
 def _name(node: str | _Named) -> str:

@@ -19,6 +19,7 @@ from typing import Any
 from orchestrator.errors import UserError
 from orchestrator.paths import tpcbench_home
 from orchestrator.sizes import parse_size
+from orchestrator.transfers import AUTH_MODES, CLIENTS
 
 ENV_PREFIX = "TPCBENCH_"
 CONFIG_ENV = "TPCBENCH_CONFIG"
@@ -48,6 +49,14 @@ def parse_int_list(text: str | list[Any]) -> list[int]:
         raise ValueError(f"{text!r} is not a comma-separated list of integers") from None
     if not values or min(values) < 1:
         raise ValueError(f"{text!r}: give one or more positive integers, e.g. 8,1")
+    return values
+
+
+def _one_of(text: str | list[Any], known: tuple[str, ...]) -> list[str]:
+    values = parse_csv(text)
+    unknown = [v for v in values if v not in known]
+    if unknown or not values:
+        raise ValueError(f"{','.join(unknown) or 'nothing'} is not one of {', '.join(known)}")
     return values
 
 
@@ -88,6 +97,8 @@ def _port(text: str | int) -> int:
 class Settings:
     protocols: list[str] = field(default_factory=lambda: ["https", "gridftp"])
     streams: list[int] = field(default_factory=lambda: [8, 1])
+    auth: list[str] = field(default_factory=lambda: ["x509"])  # x509 and/or token
+    client: list[str] = field(default_factory=lambda: ["native"])  # native and/or gfal2
     transfers: int = 11
     file_size: int = 2**30
     max_parallel_pairs: int = 1
@@ -118,6 +129,8 @@ class Settings:
 PARSERS: dict[str, Callable[[Any], Any]] = {
     "protocols": parse_csv,
     "streams": parse_int_list,
+    "auth": lambda text: _one_of(text, AUTH_MODES),
+    "client": lambda text: _one_of(text, CLIENTS),
     "transfers": _positive_int,
     "file_size": _size,
     "max_parallel_pairs": _positive_int,

@@ -60,7 +60,10 @@ def campaign_plan(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)
     context = build_context(settings, need_credentials=False)
     nodes = context.discovery.discover()
-    specs = context.campaign_settings(settings).plan(nodes)
+    campaign_settings = context.campaign_settings(settings)
+    specs = campaign_settings.plan(nodes)
+    for why in campaign_settings.unsupported():
+        print(f"left out of the plan: {why}", file=sys.stderr)
     if args.json:
         print(
             json.dumps(
@@ -131,6 +134,8 @@ def campaign_run(args: argparse.Namespace) -> int:
     pair_done: dict[tuple[str, str], int] = {}
     campaign_settings = context.campaign_settings(settings, trigger="cli")
     per_pair = campaign_settings.per_pair
+    for why in campaign_settings.unsupported():
+        console.print(f"[yellow]left out of the plan:[/yellow] {why}")
 
     def progress(update: CampaignProgress) -> None:
         last = update.last or {}

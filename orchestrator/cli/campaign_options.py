@@ -14,6 +14,8 @@ from orchestrator.settings import PARSERS, Settings, load_settings
 CAMPAIGN_FLAGS: tuple[tuple[str, str], ...] = (
     ("--protocols", "comma-separated protocols (default https,gridftp)"),
     ("--streams", "comma-separated stream counts, in order (default 8,1)"),
+    ("--auth", "comma-separated authorization modes: x509, token (default x509)"),
+    ("--client", "comma-separated clients driving the copies: native, gfal2 (default native)"),
     ("--transfers", "concurrent transfers per measurement, K (default 11)"),
     ("--file-size", "bytes per transfer: 1GiB, 16MiB, 1073741824 (default: the lab's, or 1GiB)"),
     ("--max-parallel-pairs", "node-disjoint measurements at once (default 1, the paper's)"),

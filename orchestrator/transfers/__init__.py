@@ -9,7 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from orchestrator.transfers.base import DEFAULT_TIMEOUT, ProgressCallback, TransferTool
+from orchestrator.transfers.base import (
+    AUTH_MODES,
+    DEFAULT_TIMEOUT,
+    Auth,
+    ProgressCallback,
+    TransferTool,
+)
 from orchestrator.transfers.gfal2 import Gfal2Tpc
 from orchestrator.transfers.gridftp import GridFtpTpc
 from orchestrator.transfers.https import HttpsTpc
@@ -53,17 +59,31 @@ def transfer_tool(
         raise ValueError(f"the native {protocol} tool takes no option {named}") from None
 
 
+def unsupported_reason(protocol: str, client: str, auth: str) -> str | None:
+    """None when (protocol, client, auth) can be measured, else why not, in one line."""
+    try:
+        tool = transfer_tool(protocol, client)
+    except ValueError as exc:
+        return str(exc)
+    if auth not in tool.auths:
+        takes = ", ".join(tool.auths)
+        return f"{protocol} by the {client} client with {auth}: it authorizes with {takes} only"
+    return None
+
+
 def client_of(tool: TransferTool) -> str:
     """Which client a tool instance is (`native` unless the class says otherwise)."""
     return str(getattr(tool, "client", DEFAULT_CLIENT))
 
 
 __all__ = [
+    "AUTH_MODES",
     "CLIENTS",
     "DEFAULT_CLIENT",
     "DEFAULT_TIMEOUT",
     "ERROR_CLASSES",
     "TRANSFER_TOOLS",
+    "Auth",
     "Gfal2Tpc",
     "GridFtpTpc",
     "HttpsTpc",
@@ -74,4 +94,5 @@ __all__ = [
     "XrootdTpc",
     "client_of",
     "transfer_tool",
+    "unsupported_reason",
 ]

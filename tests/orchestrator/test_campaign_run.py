@@ -253,3 +253,46 @@ def test_settings_count_the_measurements_of_a_pair() -> None:
     settings = CampaignSettings(protocols=("https", "gridftp", "root"), streams=(8, 4, 1))
     assert settings.per_pair == 9
     assert len(settings.plan(["a", "b", "c"])) == 6 * 9
+
+
+def test_auth_and_client_are_dimensions_and_what_no_tool_can_run_is_left_out(
+    tmp_path: Path,
+) -> None:
+    settings = CampaignSettings(
+        protocols=("https", "gridftp"),
+        streams=(1,),
+        auths=("x509", "token"),
+        clients=("native", "gfal2"),
+        transfers=1,
+        file_size=1024,
+    )
+    # https: x509 native/gfal2 and token native; gridftp: x509 native/gfal2, never token
+    assert settings.per_pair == 5
+    assert any("gridftp by the native client with token" in why for why in settings.unsupported())
+    asked: list[tuple[str, str, str]] = []
+
+    def measure(src: Endpoint, dst: Endpoint, protocol: str, streams: int, *a, **kw) -> Any:
+        asked.append((protocol, kw["auth"], kw["client"]))
+        return instant(src, dst, protocol, streams, **kw)
+
+    result = campaign(settings, Fixed("ab"), tmp_path, measure=measure).run()
+    assert result.state == "finished" and len(result.measurements) == 2 * 5
+    assert sorted(set(asked)) == [
+        ("gridftp", "x509", "gfal2"),
+        ("gridftp", "x509", "native"),
+        ("https", "token", "native"),
+        ("https", "x509", "gfal2"),
+        ("https", "x509", "native"),
+    ]
+    assert journal(tmp_path, result.uuid)["auths"] == ["x509", "token"]
+
+
+def test_a_measurement_that_could_not_run_keeps_its_auth_and_client(tmp_path: Path) -> None:
+    def crash(*args: Any, **kw: Any) -> Any:
+        raise RuntimeError("a bug")
+
+    settings = CampaignSettings(
+        protocols=("https",), streams=(1,), auths=("token",), clients=("native",), transfers=1
+    )
+    result = campaign(settings, Fixed("ab"), tmp_path, measure=crash).run()
+    assert {(m["auth"], m["client"]) for m in result.measurements} == {("token", "native")}

@@ -113,3 +113,13 @@ def test_sizes_and_durations_parse_as_people_type_them(tmp_path, monkeypatch) ->
     assert load_settings({"file_size": "1073741824"}, env={}).file_size == 2**30
     assert parse_duration("30m") == 1800 and parse_duration("2h") == 7200
     assert parse_duration("90") == 90
+
+
+def test_auth_and_client_settings_take_lists_of_known_values() -> None:
+    s = load_settings({"auth": "x509,token"}, env={"TPCBENCH_CLIENT": "gfal2"})
+    assert (s.auth, s.client) == (["x509", "token"], ["gfal2"])
+    assert (load_settings(env={}).auth, load_settings(env={}).client) == (["x509"], ["native"])
+    with pytest.raises(UserError, match="auth: kerberos is not one of x509, token"):
+        load_settings({"auth": "x509,kerberos"}, env={})
+    with pytest.raises(UserError, match="TPCBENCH_CLIENT: client: fts is not one of"):
+        load_settings(env={"TPCBENCH_CLIENT": "fts"})
