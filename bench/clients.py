@@ -42,7 +42,8 @@ from ca.authority import CertificateAuthority
 from orchestrator.endpoints import ClientCredentials, Endpoint, source_name
 from orchestrator.lab.lifecycle import start_lab, stop_lab
 from orchestrator.lab.topology import NETNS, LabNetwork
-from orchestrator.measurement import run_measurement, throughput_gbps
+from orchestrator.measurement.record import throughput_gbps
+from orchestrator.measurement.run import run_measurement
 from orchestrator.sizes import format_size, parse_size
 from orchestrator.transfers.gridftp import credential_env, globus_url_copy_argv
 from orchestrator.transfers.https import delete_https, tpc_headers

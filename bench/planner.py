@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from orchestrator.planner import (
+from orchestrator.campaign.planner import (
     MeasurementSpec,
     plan_campaign,
     simulate,

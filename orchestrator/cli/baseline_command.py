@@ -9,11 +9,11 @@ from pathlib import Path
 
 from rich.console import Console
 
-from orchestrator.campaign_context import build_reporter
+from orchestrator.campaign.context import build_reporter
 from orchestrator.errors import UserError
 from orchestrator.lab.inventory import load_inventory
 from orchestrator.prelim.baseline import DEFAULT_SECONDS, DEFAULT_STREAMS, measure_baseline
-from orchestrator.settings import load_settings
+from orchestrator.service.settings import load_settings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

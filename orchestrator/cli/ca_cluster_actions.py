@@ -113,7 +113,7 @@ def _stop_on_signals() -> threading.Event:
 def _signer(args: argparse.Namespace) -> int:
     from orchestrator.cluster.signer import ClusterSigner, SignerConfig
     from orchestrator.discovery.kubernetes import load_api_client
-    from orchestrator.metrics import MetricsServer
+    from orchestrator.service.metrics import MetricsServer
 
     _logging()
     api_client, namespace = load_api_client(args.kubeconfig)

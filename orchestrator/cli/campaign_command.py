@@ -23,10 +23,10 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from orchestrator.campaign import Campaign
-from orchestrator.campaign_context import build_context, build_reporter, campaign_lock
-from orchestrator.campaign_journal import recover_interrupted
-from orchestrator.campaign_result import CampaignProgress, CampaignResult
+from orchestrator.campaign.context import build_context, build_reporter, campaign_lock
+from orchestrator.campaign.journal import recover_interrupted
+from orchestrator.campaign.result import CampaignProgress, CampaignResult
+from orchestrator.campaign.run import Campaign
 from orchestrator.cli.campaign_options import add_campaign_flags, settings_from_args
 from orchestrator.sizes import format_size
 

@@ -22,12 +22,8 @@ from rich.table import Table
 
 from orchestrator.endpoints import DEFAULT_PORTS, ClientCredentials, Endpoint
 from orchestrator.errors import UserError
-from orchestrator.measurement import (
-    DEFAULT_FILE_SIZE,
-    DEFAULT_TRANSFERS,
-    MeasurementRecord,
-    run_measurement,
-)
+from orchestrator.measurement.record import MeasurementRecord
+from orchestrator.measurement.run import DEFAULT_FILE_SIZE, DEFAULT_TRANSFERS, run_measurement
 from orchestrator.sizes import format_size, parse_size
 from orchestrator.transfers import (
     CLIENTS,

@@ -9,7 +9,7 @@ import sys
 import threading
 
 from orchestrator.cli.campaign_options import add_campaign_flags, settings_from_args
-from orchestrator.service import OrchestratorService
+from orchestrator.service.daemon import OrchestratorService
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

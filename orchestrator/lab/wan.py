@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from orchestrator.campaign.rtt_check import rtt_within_target
 from orchestrator.endpoints import Endpoint
 from orchestrator.errors import UserError
 from orchestrator.lab import processes
@@ -32,7 +33,6 @@ from orchestrator.lab.run_record import LabRun
 from orchestrator.lab.topology import LabNetwork, NodePlan
 from orchestrator.lab.wan_profile import RttMatrix, TcpSettings
 from orchestrator.latency import measure_rtt
-from orchestrator.rtt_check import rtt_within_target
 from orchestrator.transfers.record import iso
 
 DELAYLINE_ENV = "TPCBENCH_DELAYLINE"  # the program to run, if not the one `make` builds

@@ -7,7 +7,7 @@ import asyncio
 import time
 from pathlib import Path
 
-from orchestrator.measurement import makespan_gbps, throughput_gbps
+from orchestrator.measurement.record import makespan_gbps, throughput_gbps
 
 
 async def copy_concurrently(source: Path, target_dir: Path, copies: int) -> dict:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.endpoints import ClientCredentials, Endpoint
-from orchestrator.measurement import run_measurement
+from orchestrator.measurement.run import run_measurement
 from orchestrator.prelim.copies import copy_concurrently
 from orchestrator.servers.source_file import ensure_source_file
 from orchestrator.transfers.record import iso

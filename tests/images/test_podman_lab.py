@@ -27,7 +27,7 @@ from orchestrator.lab.datafiles import lab_data_dir
 from orchestrator.lab.network import existing_namespaces
 from orchestrator.lab.podman_runtime import podman
 from orchestrator.lab.run_record import LabRun
-from orchestrator.measurement import destination_name, run_measurement
+from orchestrator.measurement.run import destination_name, run_measurement
 from orchestrator.servers.layout import SERVER_UID
 from orchestrator.servers.source_file import source_path
 

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from running_lab import TEST_FILE_SIZE, RunningLab
 
-from orchestrator.measurement import MeasurementRecord, run_measurement
+from orchestrator.measurement.record import MeasurementRecord
+from orchestrator.measurement.run import run_measurement
 from orchestrator.servers.source_file import ensure_source_file
 
 pytestmark = pytest.mark.lab

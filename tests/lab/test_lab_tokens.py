@@ -22,12 +22,8 @@ from orchestrator.cli import main
 from orchestrator.endpoints import ClientCredentials, in_token_area, source_name
 from orchestrator.lab import lab_status
 from orchestrator.lab.health import client_tls_context
-from orchestrator.measurement import (
-    MeasurementRecord,
-    destination_name,
-    remove_destination_files,
-    run_measurement,
-)
+from orchestrator.measurement.record import MeasurementRecord
+from orchestrator.measurement.run import destination_name, remove_destination_files, run_measurement
 from orchestrator.transfers.https import client_ssl_context
 
 pytestmark = pytest.mark.lab

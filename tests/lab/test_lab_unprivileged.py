@@ -25,7 +25,7 @@ from orchestrator.endpoints import source_name
 from orchestrator.lab import LabNetwork, start_lab, stop_lab
 from orchestrator.lab.health import client_tls_context
 from orchestrator.lab.processes import group_members
-from orchestrator.measurement import run_measurement
+from orchestrator.measurement.run import run_measurement
 
 pytestmark = [
     pytest.mark.lab,

@@ -5,7 +5,7 @@ from collections.abc import Iterator
 import pytest
 from ingest_server import IngestServer
 
-from orchestrator.spool import Spool
+from orchestrator.report.spool import Spool
 
 
 @pytest.fixture

@@ -10,10 +10,10 @@ from typing import Any
 
 from rich.console import Console
 
-from orchestrator.campaign import Campaign, CampaignSettings
+from orchestrator.campaign.run import Campaign, CampaignSettings
 from orchestrator.cli.campaign_command import rtt_check_summary, summary_table
 from orchestrator.endpoints import Endpoint
-from orchestrator.measurement import MeasurementRecord
+from orchestrator.measurement.record import MeasurementRecord
 
 TARGETS = {("a", "b"): 10.0, ("a", "c"): 30.0, ("b", "c"): 60.0}
 ONE_EACH = CampaignSettings(protocols=("https",), streams=(1,), transfers=1, file_size=1024)

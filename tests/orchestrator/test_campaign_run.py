@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from orchestrator.campaign import Campaign, CampaignSettings
+from orchestrator.campaign.run import Campaign, CampaignSettings
 from orchestrator.endpoints import Endpoint
-from orchestrator.measurement import MeasurementRecord
+from orchestrator.measurement.record import MeasurementRecord
 from orchestrator.prelim.baseline import Baseline
 
 SMALL = CampaignSettings(protocols=("https",), streams=(1,), transfers=1, file_size=1024)

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orchestrator.planner import (
+from orchestrator.campaign.planner import (
     ListScheduler,
     MeasurementSpec,
     NodeDisjointTasks,

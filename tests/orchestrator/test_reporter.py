@@ -11,8 +11,8 @@ from ingest_server import IngestServer, free_port
 from measurement_samples import sample_measurement
 
 from orchestrator.errors import UserError
-from orchestrator.reporter import Reporter, backoff_delay, load_token
-from orchestrator.spool import Spool
+from orchestrator.report.reporter import Reporter, backoff_delay, load_token
+from orchestrator.report.spool import Spool
 
 
 def wait_for(condition, timeout: float = 30.0) -> bool:

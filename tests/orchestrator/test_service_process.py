@@ -16,10 +16,10 @@ import httpx
 from measurement_samples import sample_measurement
 
 from orchestrator.errors import UserError
-from orchestrator.reporter import Reporter
-from orchestrator.service import OrchestratorService
-from orchestrator.settings import load_settings
-from orchestrator.spool import Spool
+from orchestrator.report.reporter import Reporter
+from orchestrator.report.spool import Spool
+from orchestrator.service.daemon import OrchestratorService
+from orchestrator.service.settings import load_settings
 
 REPO = Path(__file__).resolve().parents[2]
 

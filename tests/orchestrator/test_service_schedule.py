@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from orchestrator.errors import UserError
-from orchestrator.service import ScheduleClock, next_run
-from orchestrator.settings import load_settings, parse_duration
+from orchestrator.service.daemon import ScheduleClock, next_run
+from orchestrator.service.settings import load_settings, parse_duration
 
 NOON = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
 

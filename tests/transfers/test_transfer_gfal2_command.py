@@ -13,7 +13,8 @@ import pytest
 
 from orchestrator.endpoints import ClientCredentials, Endpoint
 from orchestrator.errors import UserError
-from orchestrator.measurement import MeasurementRecord, run_measurement
+from orchestrator.measurement.record import MeasurementRecord
+from orchestrator.measurement.run import run_measurement
 from orchestrator.transfers import (
     CLIENTS,
     Gfal2Tpc,

@@ -23,7 +23,8 @@ from orchestrator.endpoints import source_name
 from orchestrator.lab.inventory import LabInventory, save_inventory
 from orchestrator.lab.lifecycle import start_lab, stop_lab
 from orchestrator.lab.topology import NETNS, LabNetwork
-from orchestrator.measurement import MeasurementRecord, destination_name, run_measurement
+from orchestrator.measurement.record import MeasurementRecord
+from orchestrator.measurement.run import destination_name, run_measurement
 from orchestrator.servers.xrootd import xrootd_log_file
 from orchestrator.transfers import transfer_tool
 

@@ -21,7 +21,7 @@ from orchestrator.endpoints import source_name
 from orchestrator.lab.inventory import LabInventory
 from orchestrator.lab.lifecycle import start_lab, stop_lab
 from orchestrator.lab.topology import NETNS, LabNetwork
-from orchestrator.measurement import destination_name, remove_destination_files, run_measurement
+from orchestrator.measurement.run import destination_name, remove_destination_files, run_measurement
 from orchestrator.transfers import TRANSFER_TOOLS
 
 pytestmark = pytest.mark.lab

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from orchestrator.measurement import MeasurementRecord, makespan_gbps, throughput_gbps
+from orchestrator.measurement.record import MeasurementRecord, makespan_gbps, throughput_gbps
 from orchestrator.transfers.record import Clock, TransferRecord
 
 GIB = 2**30

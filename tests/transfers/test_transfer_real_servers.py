@@ -19,12 +19,8 @@ from transfer_servers import BIG, SMALL, Node, TwoNodes
 
 from ca.authority import CertificateAuthority
 from orchestrator.endpoints import ClientCredentials, source_name
-from orchestrator.measurement import (
-    MeasurementRecord,
-    destination_name,
-    remove_destination_files,
-    run_measurement,
-)
+from orchestrator.measurement.record import MeasurementRecord
+from orchestrator.measurement.run import destination_name, remove_destination_files, run_measurement
 from orchestrator.transfers import TRANSFER_TOOLS, HttpsTpc
 from orchestrator.transfers.process import TERMINATE_GRACE
 

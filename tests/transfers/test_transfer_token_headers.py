@@ -11,7 +11,7 @@ import pytest
 
 from ca.tokens import TokenMinter, ensure_issuer_key
 from orchestrator.endpoints import ClientCredentials, Endpoint
-from orchestrator.measurement import destination_name, run_measurement
+from orchestrator.measurement.run import destination_name, run_measurement
 from orchestrator.transfers import GridFtpTpc, HttpsTpc, XrootdTpc
 from orchestrator.transfers.token_headers import copy_token_headers, delete_token_header
 

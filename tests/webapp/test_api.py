@@ -507,7 +507,8 @@ def test_aggregates_as_csv(anonymous, ingest):
 
 
 def test_orchestrator_campaign_payload_is_accepted(reporter, make_payload):
-    """What orchestrator/campaign.py PATCHes: uuid, state, trigger, schedule, started, finished."""
+    """What orchestrator/campaign/run.py PATCHes: uuid, state, trigger, schedule, started,
+    finished."""
     campaign = str(uuid_lib.uuid4())
     reporter.post(URL, make_payload(campaign=campaign), format="json")  # created on first sight
     response = reporter.patch(

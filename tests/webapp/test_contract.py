@@ -12,11 +12,11 @@ from typing import Any
 import jsonschema
 import pytest
 
-from orchestrator.campaign_journal import campaign_payload
-from orchestrator.measurement import MeasurementRecord
+from orchestrator.campaign.journal import campaign_payload
+from orchestrator.campaign.rtt_check import RttCheck
+from orchestrator.measurement.record import MeasurementRecord
 from orchestrator.prelim.baseline import Baseline
 from orchestrator.prelim.sweeps import PrelimRun
-from orchestrator.rtt_check import RttCheck
 from orchestrator.transfers.record import ProgressPoint, TransferRecord, iso
 
 pytestmark = pytest.mark.django_db
@@ -77,7 +77,7 @@ def test_a_measurement_as_the_orchestrator_sends_it_fits_the_schema(schema) -> N
         cleanup_errors=["could not delete /data/x: permission denied"],
     )  # fmt: skip
     sent = record.to_json()
-    # what a campaign adds (orchestrator/campaign.py measure_one)
+    # what a campaign adds (orchestrator/campaign/run.py measure_one)
     sent |= {"src_link_gbps": 2.0, "dst_link_gbps": None, "rtt_target_ms": 10.0}
     sent |= {"rtt_within_target": False, "rtt_from": "orchestrator"}
     body = request_schema(schema, "/api/v1/measurements/", "post")

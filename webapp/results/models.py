@@ -7,7 +7,8 @@ from django.db.models import F, Q
 
 from results.choices import CampaignState, ErrorClass, Outcome, Protocol, Trigger
 
-# The RTT check's rule (orchestrator/rtt_check.py holds the same): 1 ms or 5% of the target.
+# The RTT check's rule (orchestrator/campaign/rtt_check.py holds the same): 1 ms or 5%
+# of the target.
 RTT_TOLERANCE_MS = 1.0
 RTT_TOLERANCE_FRACTION = 0.05
 

@@ -20,20 +20,20 @@ from typing import Any
 
 from croniter import croniter
 
-from orchestrator.campaign import Campaign
-from orchestrator.campaign_context import (
+from orchestrator.campaign.context import (
     CampaignContext,
     build_context,
     build_reporter,
     campaign_lock,
 )
-from orchestrator.campaign_journal import recover_interrupted
-from orchestrator.campaign_result import CampaignProgress, CampaignResult
+from orchestrator.campaign.journal import recover_interrupted
+from orchestrator.campaign.result import CampaignProgress, CampaignResult
+from orchestrator.campaign.run import Campaign
 from orchestrator.errors import UserError
-from orchestrator.measurement import run_measurement
-from orchestrator.metrics import MetricsServer, ServiceMetrics
-from orchestrator.reporter import Reporter
-from orchestrator.settings import Settings
+from orchestrator.measurement.run import run_measurement
+from orchestrator.report.reporter import Reporter
+from orchestrator.service.metrics import MetricsServer, ServiceMetrics
+from orchestrator.service.settings import Settings
 from orchestrator.transfers.record import iso
 
 log = logging.getLogger(__name__)

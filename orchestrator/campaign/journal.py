@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.paths import tpcbench_home
-from orchestrator.reporter import Reporter
-from orchestrator.spool import write_json_atomically
+from orchestrator.report.reporter import Reporter
+from orchestrator.report.spool import write_json_atomically
 from orchestrator.transfers.record import iso
 
 log = logging.getLogger(__name__)

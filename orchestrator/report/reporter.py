@@ -25,7 +25,7 @@ from typing import Any, Literal
 import httpx
 
 from orchestrator.errors import UserError
-from orchestrator.spool import Spool, SpoolItem
+from orchestrator.report.spool import Spool, SpoolItem
 
 log = logging.getLogger(__name__)
 

@@ -8,9 +8,9 @@ import uuid as uuidlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from orchestrator.measurement import MeasurementRecord
-from orchestrator.planner import MeasurementSpec
-from orchestrator.rtt_check import RttCheck
+from orchestrator.campaign.planner import MeasurementSpec
+from orchestrator.campaign.rtt_check import RttCheck
+from orchestrator.measurement.record import MeasurementRecord
 from orchestrator.transfers.record import Clock, TransferRecord
 
 

@@ -11,14 +11,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from orchestrator.campaign import CampaignSettings
+from orchestrator.campaign.run import CampaignSettings
 from orchestrator.discovery import make_discovery
 from orchestrator.endpoints import ClientCredentials
 from orchestrator.errors import UserError
 from orchestrator.paths import tpcbench_home
-from orchestrator.reporter import Reporter, load_token
-from orchestrator.settings import Settings
-from orchestrator.spool import Spool, default_spool_dir
+from orchestrator.report.reporter import Reporter, load_token
+from orchestrator.report.spool import Spool, default_spool_dir
+from orchestrator.service.settings import Settings
 
 
 @dataclass

@@ -25,23 +25,23 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.campaign_journal import CampaignJournal, campaign_payload, campaigns_dir
-from orchestrator.campaign_result import CampaignProgress, CampaignResult, failed_record
-from orchestrator.endpoints import ClientCredentials, Endpoint
-from orchestrator.errors import UserError
-from orchestrator.latency import measure_rtt, rtt_origin
-from orchestrator.measurement import run_measurement
-from orchestrator.planner import (
+from orchestrator.campaign.journal import CampaignJournal, campaign_payload, campaigns_dir
+from orchestrator.campaign.planner import (
     DEFAULT_PROTOCOLS,
     DEFAULT_STREAMS,
     MeasurementSpec,
     NodeDisjointTasks,
     plan_measurements,
 )
+from orchestrator.campaign.result import CampaignProgress, CampaignResult, failed_record
+from orchestrator.campaign.rtt_check import RttCheck, check_pair_rtts
+from orchestrator.endpoints import ClientCredentials, Endpoint
+from orchestrator.errors import UserError
+from orchestrator.latency import measure_rtt, rtt_origin
+from orchestrator.measurement.run import run_measurement
 from orchestrator.prelim.baseline import DEFAULT_SECONDS as DEFAULT_BASELINE_SECONDS
 from orchestrator.prelim.baseline import Baseline, check_baseline_possible, measure_baseline
-from orchestrator.reporter import Reporter
-from orchestrator.rtt_check import RttCheck, check_pair_rtts
+from orchestrator.report.reporter import Reporter
 from orchestrator.transfers import unsupported_reason
 from orchestrator.transfers.record import iso
 

@@ -1,0 +1,1 @@
+"""The orchestrator as a service: settings from the environment, cron and run-now, /metrics."""
