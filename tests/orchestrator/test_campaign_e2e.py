@@ -144,7 +144,7 @@ def assert_each_spec_once(rows, expected: int) -> None:
 
 
 def test_full_campaign_lands_in_postgresql(orchestrator: Orchestrator, webapp) -> None:
-    process = orchestrator.campaign.run("--protocols", "https,gridftp", "--streams", "8,1")
+    process = orchestrator.campaign("--protocols", "https,gridftp", "--streams", "8,1")
     output, _ = process.communicate(timeout=900)
     assert process.returncode == 0, output
     journal = orchestrator.journal()
@@ -161,18 +161,18 @@ def test_full_campaign_lands_in_postgresql(orchestrator: Orchestrator, webapp) -
     assert all(r[5] == 2 and r[6] == 0 and r[7] == 2 for r in rows), rows
     assert all(r[8] is not None and r[8] >= 0 for r in rows)  # every pair's RTT
     assert webapp.campaign_state(journal["uuid"]) == "finished"
-    assert orchestrator.report.spool().pending() == []
+    assert orchestrator.spool().pending() == []
     assert "finished: 24 ok, 0 failed of 24" in " ".join(output.split())
 
 
 def test_webapp_stopped_mid_campaign_loses_and_duplicates_nothing(
     orchestrator: Orchestrator, webapp
 ) -> None:
-    process = orchestrator.campaign.run("--protocols", "https", "--streams", "8,1")
+    process = orchestrator.campaign("--protocols", "https", "--streams", "8,1")
     try:
         wait_until(lambda: orchestrator.finished_count() >= 2)
         webapp.stop()
-        spool = orchestrator.report.spool()
+        spool = orchestrator.spool()
         wait_until(lambda: spool.depth() >= 2 or process.poll() is not None)
         depth_while_down = spool.depth()
     finally:
@@ -181,20 +181,20 @@ def test_webapp_stopped_mid_campaign_loses_and_duplicates_nothing(
     assert process.returncode == 0, output
     assert depth_while_down >= 1, "results must wait in the spool while the webapp is down"
     # Whatever the campaign's own last flush did not deliver, a restarted reporter does.
-    Reporter(orchestrator.report.spool(), webapp.url, webapp.token).drain()
+    Reporter(orchestrator.spool(), webapp.url, webapp.token).drain()
     journal = orchestrator.journal()
     rows = webapp.campaign_measurements(journal["uuid"])
     assert_each_spec_once(rows, 3 * 2 * 1 * 2)
     assert {r[0] for r in rows} == set(journal["finished_measurements"])
-    assert orchestrator.report.spool().pending() == []
-    assert orchestrator.report.spool().rejected() == []
+    assert orchestrator.spool().pending() == []
+    assert orchestrator.spool().rejected() == []
     assert webapp.campaign_state(journal["uuid"]) == "finished"
 
 
 def test_orchestrator_sigkilled_mid_campaign_then_restarted(
     orchestrator: Orchestrator, webapp
 ) -> None:
-    service = orchestrator.service.daemon(
+    service = orchestrator.service(
         "--transfers", "2", "--protocols", "https", "--streams", "8,1", "--run-on-start"
     )
     try:
@@ -207,7 +207,7 @@ def test_orchestrator_sigkilled_mid_campaign_then_restarted(
     finished_before_kill = set(journal["finished_measurements"])
     assert finished_before_kill
 
-    restarted = orchestrator.service.daemon("--once")
+    restarted = orchestrator.service("--once")
     output, _ = restarted.communicate(timeout=300)
     assert restarted.returncode == 0, output
     assert "interrupted" in output
@@ -219,14 +219,14 @@ def test_orchestrator_sigkilled_mid_campaign_then_restarted(
     specs = Counter((r[1], r[2], r[3], r[4]) for r in rows)
     assert max(specs.values()) == 1
     assert len(rows) < 3 * 2 * 2  # the campaign was not silently completed or re-run
-    assert orchestrator.report.spool().pending() == []
+    assert orchestrator.spool().pending() == []
 
 
 def test_lab_node_stopped_mid_campaign_shows_up_as_failed_measurements(
     orchestrator: Orchestrator, webapp, lab
 ) -> None:
     home, _ = lab
-    process = orchestrator.campaign.run("--protocols", "https,gridftp", "--streams", "1")
+    process = orchestrator.campaign("--protocols", "https,gridftp", "--streams", "1")
     try:
         wait_until(lambda: orchestrator.finished_count() >= 2)
     except AssertionError:
@@ -324,7 +324,7 @@ def four_node_lab() -> Iterator[tuple[Path, LabInventory]]:
 def test_parallel_pairs_never_share_a_node_on_real_servers(tmp_path, four_node_lab, webapp) -> None:
     home, _ = four_node_lab
     orchestrator = Orchestrator(tmp_path, home, webapp)
-    process = orchestrator.campaign.run(
+    process = orchestrator.campaign(
         "--protocols", "https", "--streams", "1", "--max-parallel-pairs", "2"
     )
     output, _ = process.communicate(timeout=900)
@@ -350,7 +350,7 @@ def test_parallel_pairs_never_share_a_node_on_real_servers(tmp_path, four_node_l
 def test_sigterm_mid_campaign_marks_it_interrupted_and_exits_cleanly(
     orchestrator: Orchestrator, webapp, grace: str
 ) -> None:
-    service = orchestrator.service.daemon(
+    service = orchestrator.service(
         "--transfers",
         "2",
         "--protocols",
@@ -376,7 +376,7 @@ def test_sigterm_mid_campaign_marks_it_interrupted_and_exits_cleanly(
     rows = webapp.campaign_measurements(journal["uuid"])
     assert {r[0] for r in rows} == set(journal["finished_measurements"])
     assert 2 <= len(rows) < 24
-    assert orchestrator.report.spool().pending() == []
+    assert orchestrator.spool().pending() == []
     # Transfer clients aimed at this lab's nodes (other tests may run their own meanwhile).
     pattern = r"(xrdcp|globus-url-copy).*10\.99\.22[1-3]\.2"
     stray = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True)
@@ -396,7 +396,7 @@ def test_run_now_campaign_from_the_webapp_is_run_under_its_uuid(
     assert answer.status_code == 201, answer.text
     requested = answer.json()["uuid"]
     assert webapp.campaign_state(requested) == "pending"
-    service = orchestrator.service.daemon(
+    service = orchestrator.service(
         "--transfers", "2", "--protocols", "https", "--streams", "1", "--once"
     )
     output, _ = service.communicate(timeout=600)
