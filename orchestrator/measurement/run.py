@@ -129,6 +129,7 @@ async def run_measurement(
         started=clock.wall(started),
         finished=clock.wall(finished),
         transfers=list(records),
+        auth=auth,
         client=client_of(tool),
     )
     if not keep_files:

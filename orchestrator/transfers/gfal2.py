@@ -2,6 +2,7 @@
 
 The same copies as the native tools, driven the way FTS and grid operators drive them:
 Debian's gfal2-util with its http, xrootd and gridftp plugins (docs/measurements.md#clients).
+With tokens (https and root://), each end gets a least-scope token of its own (gfal2_tokens).
 """
 
 from __future__ import annotations
@@ -12,10 +13,19 @@ import re
 import shutil
 from collections.abc import Callable
 
+from ca.tokens import TokenError
 from orchestrator.endpoints import ClientCredentials, Endpoint
 from orchestrator.errors import UserError
-from orchestrator.transfers.base import DEFAULT_TIMEOUT, ProgressCallback, build_record
+from orchestrator.transfers.base import DEFAULT_TIMEOUT, Auth, ProgressCallback, build_record
 from orchestrator.transfers.error_classes import classify_message, outcome_of
+from orchestrator.transfers.gfal2_tokens import (
+    TOKEN_PROTOCOLS,
+    bearer_copy_argv,
+    bearer_copy_environment,
+    endpoint_tokens,
+    redact,
+    with_authz,
+)
 from orchestrator.transfers.gridftp import credential_env
 from orchestrator.transfers.https import Mode
 from orchestrator.transfers.process import run_process
@@ -86,9 +96,14 @@ def gfal_copy_argv(
     return [*argv, source_url, destination_url]
 
 
-def gfal_environment(protocol: str, creds: ClientCredentials, streams: int) -> dict[str, str]:
-    """The client certificate for every plugin, and root://'s stream count and fail-fast."""
+def gfal_environment(
+    protocol: str, creds: ClientCredentials, streams: int, auth: Auth = "x509"
+) -> dict[str, str]:
+    """The client certificate for every plugin (with tokens only the CA directory: the token
+    alone must authorize), and root://'s stream count and fail-fast."""
     env = {**credential_env(creds), "GFAL_PYTHONBIN": GFAL_PYTHON}
+    if auth == "token":
+        del env["X509_USER_CERT"], env["X509_USER_KEY"]
     if protocol == "root":
         # XrdCl's error log, as xrdcp -d 1 prints it: tells a lost session from a refused one.
         env.update(FAIL_FAST_CONNECT, XRD_LOGLEVEL="Error")
@@ -142,7 +157,6 @@ class Gfal2Tpc:
     """
 
     client = "gfal2"
-    auths = ("x509",)
 
     def __init__(self, protocol: str, *, mode: Mode = "pull") -> None:
         if protocol not in URLS:
@@ -159,6 +173,9 @@ class Gfal2Tpc:
             )
         self.name = protocol
         self.mode = mode
+        # Per protocol: gfal2 passes tokens for https and root://; GridFTP has none.
+        tokens = protocol in TOKEN_PROTOCOLS
+        self.auths: tuple[str, ...] = ("x509", "token") if tokens else ("x509",)
 
     async def run(
         self,
@@ -174,6 +191,7 @@ class Gfal2Tpc:
         size: int | None = None,
         clock: Clock | None = None,
         on_progress: ProgressCallback | None = None,
+        auth: Auth = "x509",
     ) -> TransferRecord:
         clock = clock or Clock()
         to_url = URLS[self.name]
@@ -213,12 +231,25 @@ class Gfal2Tpc:
             if on_progress is not None:
                 on_progress(index, moved)
 
-        argv = gfal_copy_argv(
-            self.name, source_url, destination_url, streams, mode=self.mode, timeout=timeout
-        )
-        env = gfal_environment(self.name, creds, streams)
+        if auth not in self.auths:
+            message = f"gfal2 cannot pass {auth} authorization over {self.name}"
+            return record(False, error_class="auth", message=message)
+        urls = (source_url, destination_url)
+        env = gfal_environment(self.name, creds, streams, auth)
+        if auth == "token":
+            try:
+                tokens = endpoint_tokens(creds, self.name, src, dst, src_path, dst_path, timeout)
+            except TokenError as exc:  # no token issuer, or its key could not be read
+                return record(False, error_class="auth", message=f"tokens: {exc}")
+            if self.name == "root":
+                urls = (with_authz(source_url, tokens[0]), with_authz(destination_url, tokens[1]))
+            else:
+                env.update(bearer_copy_environment(dict(zip(urls, tokens, strict=True))))
+        argv = gfal_copy_argv(self.name, *urls, streams, mode=self.mode, timeout=timeout)
+        if auth == "token" and self.name == "https":
+            argv = bearer_copy_argv(argv, GFAL_PYTHON)
         result = await run_process(argv, env=env, timeout=timeout, on_stdout_line=on_line)
         outcome = gfal_outcome(
-            result.returncode, result.timed_out, result.stderr, timeout, copy_done=copy_done
+            result.returncode, result.timed_out, redact(result.stderr), timeout, copy_done=copy_done
         )
         return record(outcome["error_class"] is None, **outcome)

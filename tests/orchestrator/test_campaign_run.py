@@ -266,8 +266,8 @@ def test_auth_and_client_are_dimensions_and_what_no_tool_can_run_is_left_out(
         transfers=1,
         file_size=1024,
     )
-    # https: x509 native/gfal2 and token native; gridftp: x509 native/gfal2, never token
-    assert settings.per_pair == 5
+    # https: x509 and token, native and gfal2; gridftp: x509 native/gfal2, never token
+    assert settings.per_pair == 6
     assert any("gridftp by the native client with token" in why for why in settings.unsupported())
     asked: list[tuple[str, str, str]] = []
 
@@ -276,10 +276,11 @@ def test_auth_and_client_are_dimensions_and_what_no_tool_can_run_is_left_out(
         return instant(src, dst, protocol, streams, **kw)
 
     result = campaign(settings, Fixed("ab"), tmp_path, measure=measure).run()
-    assert result.state == "finished" and len(result.measurements) == 2 * 5
+    assert result.state == "finished" and len(result.measurements) == 2 * 6
     assert sorted(set(asked)) == [
         ("gridftp", "x509", "gfal2"),
         ("gridftp", "x509", "native"),
+        ("https", "token", "gfal2"),
         ("https", "token", "native"),
         ("https", "x509", "gfal2"),
         ("https", "x509", "native"),

@@ -178,7 +178,15 @@ def test_the_registry_pairs_every_protocol_with_every_client() -> None:
     assert isinstance(push, Gfal2Tpc) and push.mode == "push"
     assert transfer_tool("https", mode="push").mode == "push"  # type: ignore[attr-defined]
     assert transfer_tool("gridftp", dcau=True).dcau is True  # type: ignore[attr-defined]
-    assert Gfal2Tpc.auths == ("x509",)
+    assert transfer_tool("gridftp", "gfal2").auths == ("x509",)
+    assert (
+        transfer_tool("https", "gfal2").auths
+        == transfer_tool("root", "gfal2").auths
+        == (
+            "x509",
+            "token",
+        )
+    )
 
 
 def test_without_gfal_copy_the_client_says_what_to_install(
@@ -212,13 +220,15 @@ class _Copied:
     """A tool that reports success without copying, to check what run_measurement records."""
 
     name = "https"
+    auths = ("x509",)
 
     def __init__(self, client: str | None = None) -> None:
         if client is not None:
             self.client = client
 
     async def run(self, src, dst, src_path, dst_path, streams, creds, timeout=600.0, *,
-                  index=0, size=None, clock=None, on_progress=None) -> TransferRecord:  # fmt: skip
+                  index=0, size=None, clock=None, on_progress=None,
+                  auth="x509") -> TransferRecord:  # fmt: skip
         clock = clock or Clock()
         now = clock.now()
         return build_record(

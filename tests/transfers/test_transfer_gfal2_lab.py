@@ -7,19 +7,22 @@ to the nodes' addresses like the native tools'. Bytes are checked at the destina
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import hashlib
 import json
 import shutil
 import tempfile
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from ca.authority import CertificateAuthority
+from ca.tokens import TokenMinter
 from orchestrator.cli import main
-from orchestrator.endpoints import source_name
+from orchestrator.endpoints import ClientCredentials, in_token_area, source_name
 from orchestrator.lab.inventory import LabInventory, save_inventory
 from orchestrator.lab.lifecycle import start_lab, stop_lab
 from orchestrator.lab.topology import NETNS, LabNetwork
@@ -53,7 +56,10 @@ def md5(path: Path) -> str:
 
 def written(record: MeasurementRecord, inventory: LabInventory) -> list[Path]:
     root = Path(inventory.nodes[1].data_root)
-    names = [destination_name(record.uuid, t.index, record.protocol) for t in record.transfers]
+    names = [
+        destination_name(record.uuid, t.index, record.protocol, record.auth)
+        for t in record.transfers
+    ]
     return [root / name.lstrip("/") for name in names]
 
 
@@ -146,3 +152,88 @@ def test_measure_command_with_gfal2(
     assert main([*bad, "--client", "gfal2", "--mode", "push", "--inventory", str(path)]) == 2
     err = capsys.readouterr().err
     assert "--mode is for https only" in err and err.count("\n") == 1
+
+
+@dataclass(frozen=True)
+class ExpiredMinter(TokenMinter):
+    """Mints as the lab's issuer does, but tokens that expired an hour ago."""
+
+    def mint(self, scopes: Any, **options: Any) -> str:
+        options["now"] = dt.datetime.now(dt.UTC) - dt.timedelta(hours=1)
+        options["lifetime"] = dt.timedelta(minutes=5)
+        return super().mint(scopes, **options)
+
+
+def expired_tokens(creds: ClientCredentials) -> ClientCredentials:
+    assert creds.tokens is not None
+    minter = creds.tokens
+    return replace(creds, tokens=ExpiredMinter(minter.issuer_url, minter.key_path, minter.kid))
+
+
+@pytest.mark.parametrize(
+    ("protocol", "mode"), [("https", "pull"), ("https", "push"), ("root", "pull")]
+)
+def test_gfal2_token_copy_writes_the_exact_bytes_in_the_token_area(
+    lab: tuple[Path, LabInventory], protocol: str, mode: str
+) -> None:
+    _, inventory = lab
+    tool = transfer_tool(protocol, "gfal2", mode=mode)
+    record = gfal2_measurement(inventory, protocol, tool=tool, auth="token")
+    assert (record.succeeded, record.failed) == (2, 0), [t.message for t in record.transfers]
+    assert record.to_json()["auth"] == "token"
+    source = Path(inventory.nodes[0].data_root) / in_token_area(source_name(FILE_SIZE))[1:]
+    paths = written(record, inventory)
+    assert all(path.parent.name == "tokens" for path in paths)
+    assert [md5(path) for path in paths] == [md5(source)] * 2
+    assert all(t.bytes == FILE_SIZE and "authz=" not in t.source_url for t in record.transfers)
+
+
+@pytest.mark.parametrize("protocol", ["https", "root"])
+def test_gfal2_without_a_token_cannot_enter_the_token_area(
+    lab: tuple[Path, LabInventory], protocol: str
+) -> None:
+    # Proves the token, not the certificate, opened the area in the test above.
+    _, inventory = lab
+    token_source = in_token_area(source_name(FILE_SIZE))
+    record = gfal2_measurement(inventory, protocol, client="gfal2", source_path=token_source)
+    assert record.failed == 2
+    assert {t.error_class for t in record.transfers} == {"auth"}, record.transfers[0].message
+
+
+@pytest.mark.parametrize("protocol", ["https", "root"])
+def test_gfal2_expired_tokens_are_auth_failures(
+    lab: tuple[Path, LabInventory], protocol: str
+) -> None:
+    _, inventory = lab
+    creds = expired_tokens(inventory.client)
+    src, dst = inventory.nodes
+    record = asyncio.run(
+        run_measurement(
+            src, dst, protocol, 1, 2, FILE_SIZE, creds=creds, timeout=120, client="gfal2",
+            auth="token", measure_latency=False, keep_files=True,
+        )
+    )  # fmt: skip
+    assert record.failed == 2 and not any(path.exists() for path in written(record, inventory))
+    for transfer in record.transfers:
+        assert transfer.error_class == "auth", transfer.message
+        assert transfer.message.startswith("gfal-copy error: ")
+        assert "eyJ" not in transfer.message  # no token in a stored record
+        assert transfer.bytes == 0
+
+
+def test_measure_command_with_gfal2_and_tokens(
+    lab: tuple[Path, LabInventory], tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    _, inventory = lab
+    path = tmp_path / "inventory.json"
+    save_inventory(inventory, path)
+    argv = ["measure", "--src", "lab-1", "--dst", "lab-2", "--protocol", "https", "--auth"]
+    argv += ["token", "--client", "gfal2", "--transfers", "2", "--json", "--inventory", str(path)]
+    assert main(argv) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert (record["client"], record["auth"], record["succeeded"]) == ("gfal2", "token", 2)
+    assert record["cleanup_errors"] == []  # the destinations were deleted with their tokens
+    bad = ["measure", "--src", "lab-1", "--dst", "lab-2", "--protocol", "gridftp"]
+    assert main([*bad, "--client", "gfal2", "--auth", "token", "--inventory", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "--auth token does not work with --protocol gridftp --client gfal2" in err
