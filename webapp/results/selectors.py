@@ -8,14 +8,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from operator import itemgetter
 
-from django.core.exceptions import EmptyResultSet
-from django.db import connection
 from django.db.models import Avg, Count, Exists, F, OuterRef, Prefetch, Q, QuerySet
 from django.utils import timezone
 
 from results.cache import cached_aggregate
 from results.choices import CampaignState
 from results.models import Campaign, Measurement, Node, Transfer
+from results.orm_rows import fetch_rows
 from results.windows import Window, parse_window
 
 __all__ = [
@@ -85,62 +84,6 @@ def measurements_in_window(*, window: str, protocol: str | None = None, streams:
     return queryset.order_by()
 
 
-# PostgreSQL: the latest campaign as latest_campaign_id() picks it, as a scalar subquery
-# (hand-written SQL: nothing for Django to compile per request). Parameter: the finished state.
-LATEST_CAMPAIGN_SQL = (
-    "SELECT coalesce(("
-    "SELECT id FROM results_campaign WHERE state = %s "
-    "ORDER BY finished DESC NULLS LAST, id DESC LIMIT 1"
-    "), ("
-    "SELECT c.id FROM results_campaign c "
-    "WHERE EXISTS (SELECT 1 FROM results_measurement m WHERE m.campaign_id = c.id) "
-    "ORDER BY c.started DESC NULLS LAST, c.id DESC LIMIT 1"
-    ")) AS id"
-)
-
-
-def window_sql(window: Window) -> tuple[str, list]:
-    """window_condition() as SQL on results_measurement, and its parameters (PostgreSQL)."""
-    if window.is_latest:
-        return f"campaign_id = ({LATEST_CAMPAIGN_SQL})", [CampaignState.FINISHED]
-    return "started >= %s", [timezone.now() - window.duration]
-
-
-def _filtered_sql(window: Window, protocol: str | None, streams: int | None) -> tuple[str, list]:
-    """The WHERE of measurements_in_window() with a throughput, and its parameters."""
-    where, params = window_sql(window)
-    if protocol:
-        where += " AND protocol = %s"
-        params.append(protocol)
-    if streams:
-        where += " AND streams = %s"
-        params.append(streams)
-    return where + " AND throughput_gbps IS NOT NULL", params
-
-
-def _with_names_sql(aggregate: str) -> str:
-    """An aggregate over (src_id, dst_id, ...) with the nodes' names in place of their ids."""
-    return (
-        "SELECT s.name, d.name, a.* FROM (" + aggregate + ") a "
-        "JOIN results_node s ON s.id = a.src_id JOIN results_node d ON d.id = a.dst_id"
-    )
-
-
-def plain_rows(queryset: QuerySet) -> list[tuple]:
-    """A values_list() query's rows as the cursor returns them, without per-row ORM work.
-
-    Only for columns that need no conversion (numbers, text): aggregates of thousands of
-    rows spend more time in Django's row iteration than in PostgreSQL otherwise.
-    """
-    try:
-        sql, params = queryset.query.sql_with_params()
-    except EmptyResultSet:  # a filter that matches nothing, such as pk__in=[]
-        return []
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.fetchall()
-
-
 def node_names_by_id() -> dict[int, str]:
     return dict(Node.objects.order_by().values_list("id", "name"))
 
@@ -162,26 +105,9 @@ def _fit(points: list[dict]) -> dict:
 def _latency_rows(
     window: Window, protocol: str | None, streams: int | None
 ) -> list[tuple[str, str, str, float | None, float, int]]:
-    """(src, dst, protocol, mean RTT, mean throughput, n) per pair and protocol with a throughput.
-
-    PostgreSQL: one hand-written query, names joined; elsewhere the ORM and a name lookup.
-    """
-    if connection.vendor == "postgresql":
-        where, params = _filtered_sql(window, protocol, streams)
-        sql = _with_names_sql(
-            "SELECT src_id, dst_id, protocol, avg(rtt_ms), avg(throughput_gbps), count(*) "
-            f"FROM results_measurement WHERE {where} GROUP BY 1, 2, 3"
-        )
-        with connection.cursor() as cursor:
-            cursor.execute(sql, params)
-            return [(src, dst, *rest) for src, dst, _, _, *rest in cursor.fetchall()]
-    return _latency_rows_orm(window, protocol, streams)
-
-
-def _latency_rows_orm(
-    window: Window, protocol: str | None, streams: int | None
-) -> list[tuple[str, str, str, float | None, float, int]]:
-    rows = plain_rows(
+    """(src, dst, protocol, mean RTT, mean throughput, n) per pair and protocol with a throughput:
+    an aggregate over node ids, then their names (grouping by joined names costs more)."""
+    rows = fetch_rows(
         measurements_in_window(window=window.label, protocol=protocol, streams=streams)
         .filter(throughput_gbps__isnull=False)
         .values_list("src_id", "dst_id", "protocol")
@@ -226,24 +152,8 @@ def throughput_vs_latency(*, protocol: str | None, streams: int | None, window: 
 
 
 def _stream_rows(window: Window, protocol: str) -> list[tuple[str, str, int, float]]:
-    """(src, dst, streams, mean throughput) per pair and stream setting with a throughput.
-
-    PostgreSQL: one hand-written query, names joined; elsewhere the ORM and a name lookup.
-    """
-    if connection.vendor == "postgresql":
-        where, params = _filtered_sql(window, protocol, None)
-        sql = _with_names_sql(
-            "SELECT src_id, dst_id, streams, avg(throughput_gbps) "
-            f"FROM results_measurement WHERE {where} GROUP BY 1, 2, 3"
-        )
-        with connection.cursor() as cursor:
-            cursor.execute(sql, params)
-            return [(src, dst, *rest) for src, dst, _, _, *rest in cursor.fetchall()]
-    return _stream_rows_orm(window, protocol)
-
-
-def _stream_rows_orm(window: Window, protocol: str) -> list[tuple[str, str, int, float]]:
-    rows = plain_rows(
+    """(src, dst, streams, mean throughput) per pair and stream setting with a throughput."""
+    rows = fetch_rows(
         measurements_in_window(window=window.label, protocol=protocol)
         .filter(throughput_gbps__isnull=False)
         .values_list("src_id", "dst_id", "streams")

@@ -13,9 +13,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from results import queries
 from results.cache import data_changed
 from results.choices import CampaignState, Outcome, Trigger
 from results.models import Campaign, Measurement, Node, Transfer
@@ -186,50 +187,15 @@ def _build(
     return _Row(measurement, transfers)
 
 
-_TRANSFER_COLUMNS = (
-    "measurement_id",
-    "index",
-    "start",
-    "end",
-    "bytes",
-    "outcome",
-    "error_class",
-    "message",
-)
-
-
-def _copy_transfers(transfers: Sequence[Transfer]) -> None:
-    """COPY the transfer rows: several times faster than a multi-row INSERT at ingest rates."""
-    columns = ", ".join(connection.ops.quote_name(c) for c in _TRANSFER_COLUMNS)
-    sql = f"COPY {Transfer._meta.db_table} ({columns}) FROM STDIN"
-    with connection.wrap_database_errors, connection.cursor() as cursor, cursor.copy(sql) as copy:
-        for t in transfers:
-            copy.write_row(
-                (
-                    t.measurement_id,
-                    t.index,
-                    t.start,
-                    t.end,
-                    t.bytes,
-                    t.outcome,
-                    t.error_class,
-                    t.message,
-                )
-            )
-
-
 def _insert(rows: Sequence[_Row]) -> None:
-    """An INSERT of the measurements (PostgreSQL returns the ids) and one of their transfers."""
+    """An INSERT of the measurements (the database returns their ids), then their transfers."""
     Measurement.objects.bulk_create([r.measurement for r in rows])
     transfers = []
     for row in rows:
         for transfer in row.transfers:
             transfer.measurement = row.measurement
             transfers.append(transfer)
-    if connection.vendor == "postgresql":
-        _copy_transfers(transfers)
-    else:
-        Transfer.objects.bulk_create(transfers, batch_size=500)
+    queries.insert_transfers(transfers)
     data_changed()
 
 

@@ -1,0 +1,88 @@
+"""ORM queries run with less of Django's per-call work, on any database.
+
+- `fetch_rows`: a values_list() query's rows as tuples, fetched at once. Django's own
+  iteration fetches in chunks and rebuilds every row; for aggregates of thousands of rows
+  that costs more than the database's work.
+- `compiled_once`: a query whose SQL never changes (no argument, no clock) compiled once
+  per process. Queries with correlated subqueries cost Django more to compile on every
+  request than the database to run (the Campaigns box: 3 ms against 1).
+
+Both put the values through the database's converters where a column needs one (the demo's
+SQLite returns timestamps and UUIDs as text); on PostgreSQL the columns used here need none.
+"""
+
+import functools
+from collections.abc import Callable
+
+from django.core.exceptions import EmptyResultSet
+from django.db import DEFAULT_DB_ALIAS, connections
+from django.db.models import QuerySet
+
+# A compiled query: its SQL, parameters, column names, and per column position the
+# converters to apply ((functions, expression) as Django's compiler lists them).
+Compiled = tuple[str, tuple, list[str], dict[int, tuple[list, object]]]
+
+
+def _compile(queryset: QuerySet) -> Compiled | None:
+    """The SQL of a values()/values_list() query and how to convert its rows; None when the
+    query can match nothing (a filter such as pk__in=[])."""
+    query = queryset.query
+    compiler = query.get_compiler(queryset.db)
+    try:
+        sql, params = compiler.as_sql()
+    except EmptyResultSet:
+        return None
+    # As Django's values() names the columns, and its results_iter() finds their converters.
+    if query.selected:
+        names = list(query.selected)
+    else:
+        names = [*query.extra_select, *query.values_select, *query.annotation_select]
+    converters = compiler.get_converters([column for column, _, _ in compiler.select])
+    return sql, tuple(params), names, converters
+
+
+def _run(compiled: Compiled, alias: str) -> list[tuple]:
+    sql, params, _, converters = compiled
+    connection = connections[alias]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    if not converters:
+        return rows
+    converted = []
+    for row in rows:
+        values = list(row)
+        for position, (functions, expression) in converters.items():
+            value = values[position]
+            for convert in functions:
+                value = convert(value, expression, connection)
+            values[position] = value
+        converted.append(tuple(values))
+    return converted
+
+
+def fetch_rows(queryset: QuerySet) -> list[tuple]:
+    """A values_list() query's rows as tuples, in the order of its columns."""
+    compiled = _compile(queryset)
+    return [] if compiled is None else _run(compiled, queryset.db)
+
+
+def compiled_once(build: Callable[[], QuerySet]) -> Callable[[], list[dict]]:
+    """Decorate a function that builds a constant values() query on the default database:
+    calling it runs the query, compiled on the first call only, and returns its rows as dicts.
+    """
+
+    @functools.cache
+    def compiled() -> Compiled | None:
+        return _compile(build().using(DEFAULT_DB_ALIAS))
+
+    @functools.wraps(build)
+    def rows() -> list[dict]:
+        found = compiled()
+        if found is None:
+            return []
+        names = found[2]
+        return [dict(zip(names, row, strict=True)) for row in _run(found, DEFAULT_DB_ALIAS)]
+
+    rows.queryset = build  # the query itself (a QuerySet each call), as tests compare
+    return rows
