@@ -33,10 +33,11 @@ class EpochSeconds(Func):
 
     def as_sqlite(self, compiler, connection, **extra_context):
         # Django stores SQLite timestamps as UTC text; strftime('%s') reads them as UTC.
+        # ('%%%%s': the template's formatting halves it, then the backend's placeholders.)
         return self.as_sql(
             compiler,
             connection,
-            template="CAST(strftime('%%s', %(expressions)s) AS INTEGER)",
+            template="CAST(strftime('%%%%s', %(expressions)s) AS INTEGER)",
             **extra_context,
         )
 
