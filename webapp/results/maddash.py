@@ -137,7 +137,12 @@ def maddash_grid(*, name: str, window: str = "latest") -> dict:
 
     Built from the cached bands on every call: the cache holds the compact form only.
     """
-    bands = grid_bands(name=name, window=window)
+    return grid_document(grid_bands(name=name, window=window))
+
+
+def grid_document(bands: GridBands) -> dict:
+    """A grid in MaDDash's shape (maddash_grid's answer) from its bands."""
+    name = bands.name
     names = bands.names
     uris = _Uris(bands)
     return {

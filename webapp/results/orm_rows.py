@@ -37,8 +37,23 @@ def _compile(queryset: QuerySet) -> Compiled | None:
         names = list(query.selected)
     else:
         names = [*query.extra_select, *query.values_select, *query.annotation_select]
-    converters = compiler.get_converters([column for column, _, _ in compiler.select])
-    return sql, tuple(params), names, converters
+    return sql, tuple(params), names, _converters(compiler)
+
+
+def _converters(compiler) -> dict[int, tuple[list, object]]:
+    """Per column position, the converters its values need: the database backend's (SQLite's
+    text to timestamps, UUIDs, decimals, booleans) and the field's own (from_db_value).
+    Left out: expressions' casts of numbers (float(), int() of an aggregate), which both
+    drivers return as Python numbers already; they cost more than the query on thousands of
+    rows. (PostgreSQL's numeric, such as AVG of an integer column, stays a Decimal.)"""
+    connection = compiler.connection
+    found = {}
+    for position, (expression, _, _) in enumerate(compiler.select):
+        functions = connection.ops.get_db_converters(expression)
+        functions += expression.output_field.get_db_converters(connection)
+        if functions:
+            found[position] = (functions, expression)
+    return found
 
 
 def _run(compiled: Compiled, alias: str) -> list[tuple]:
