@@ -4,16 +4,16 @@ the number of nodes, on PostgreSQL and on the demo's SQLite alike."""
 
 import re
 
-from django.db.models import Avg, Count, Max, Q, Subquery, Sum
+from django.db.models import Avg, Count, Max, Q, QuerySet, Subquery, Sum
 
 from results.cache import cached_aggregate
 from results.choices import Outcome, Protocol
 from results.grid_bands import GridBands, assemble_grid
 from results.grid_limits import limits_resolvers
 from results.models import Measurement, Node, Transfer
-from results.orm_rows import fetch_rows
+from results.orm_rows import compiled_once, fetch_rows
 from results.queries import EpochSeconds
-from results.selectors import CampaignStart, latest_campaign, window_condition
+from results.selectors import CampaignStart, latest_campaign_start, window_condition
 from results.windows import Window, parse_window
 
 _CHECK = re.compile(r"^([1-9][0-9]{0,3}) streams?$")
@@ -34,12 +34,22 @@ def grid_names() -> list[str]:
 
     One query: the rows whose id is the first of each protocol's (a LIMIT 1 lookup each).
     """
+    found = {protocol for (protocol,) in _first_of_each_protocol()}
+    return [p for p in Protocol.values if p in found]
+
+
+@compiled_once
+def _first_of_each_protocol() -> QuerySet:
     firsts = Q()
     for protocol in Protocol.values:
         first = Measurement.objects.filter(protocol=protocol).order_by().values("pk")[:1]
         firsts |= Q(pk=Subquery(first))
-    found = set(Measurement.objects.filter(firsts).order_by().values_list("protocol", flat=True))
-    return [p for p in Protocol.values if p in found]
+    return Measurement.objects.filter(firsts).order_by().values_list("protocol")
+
+
+@compiled_once
+def _nodes() -> QuerySet:
+    return Node.objects.order_by("name").values_list("id", "name", "link_gbps")
 
 
 BandKey = tuple[str, int, int, int]  # (protocol, src_id, dst_id, streams)
@@ -103,10 +113,11 @@ def _window(window: Window, *, with_campaign: bool) -> tuple[Q, CampaignStart | 
     campaign's start (read with its id: one query for both)."""
     if not (window.is_latest and with_campaign):
         return window_condition(window), None
-    found = latest_campaign()
+    found = latest_campaign_start()
     if found is None:
         return Q(pk__in=[]), None
-    return Q(campaign_id=found.pk), CampaignStart(started=found.started)
+    campaign_id, started = found
+    return Q(campaign_id=campaign_id), CampaignStart(started=started)
 
 
 def build_bands(
@@ -118,7 +129,7 @@ def build_bands(
     rows = _cell_aggregates(condition, protocols) if protocols else []
     all_failed = {row[:4] for row in rows if row[5] == 0 and row[6] > 0}
     reasons = _failure_reasons(condition, all_failed) if all_failed else {}
-    node_rows = list(Node.objects.order_by("name").values_list("id", "name", "link_gbps"))
+    node_rows = _nodes()
     nodes = [(node_id, name) for node_id, name, _ in node_rows]
     resolvers = limits_resolvers(protocols, {node_id: link for node_id, _, link in node_rows})
     by_protocol: dict[str, list[tuple]] = {p: [] for p in protocols}

@@ -14,7 +14,7 @@ from django.utils import timezone
 from results.cache import cached_aggregate
 from results.choices import CampaignState
 from results.models import Campaign, Measurement, Node, Transfer
-from results.orm_rows import fetch_rows
+from results.orm_rows import compiled_once, fetch_rows
 from results.windows import Window, parse_window
 
 __all__ = [
@@ -55,11 +55,26 @@ def latest_campaign() -> Campaign | None:
     return finished.first() or with_results.first()
 
 
+@compiled_once
+def _latest_finished() -> QuerySet:
+    return _latest_campaign_candidates()[0].values_list("pk", "started")[:1]
+
+
+@compiled_once
+def _latest_with_results() -> QuerySet:
+    return _latest_campaign_candidates()[1].values_list("pk", "started")[:1]
+
+
+def latest_campaign_start() -> tuple[int, datetime | None] | None:
+    """latest_campaign()'s id and start (one query while some campaign has finished)."""
+    found = _latest_finished() or _latest_with_results()
+    return found[0] if found else None
+
+
 def latest_campaign_id() -> int | None:
-    """latest_campaign()'s id (one query while some campaign has finished)."""
-    finished, with_results = _latest_campaign_candidates()
-    found = finished.values_list("pk", flat=True).first()
-    return found if found is not None else with_results.values_list("pk", flat=True).first()
+    """latest_campaign()'s id."""
+    found = latest_campaign_start()
+    return found[0] if found else None
 
 
 def window_condition(window: Window, *, now: datetime | None = None) -> Q:
@@ -84,8 +99,13 @@ def measurements_in_window(*, window: str, protocol: str | None = None, streams:
     return queryset.order_by()
 
 
+@compiled_once
+def _node_names() -> QuerySet:
+    return Node.objects.order_by().values_list("id", "name")
+
+
 def node_names_by_id() -> dict[int, str]:
-    return dict(Node.objects.order_by().values_list("id", "name"))
+    return dict(_node_names())
 
 
 def _fit(points: list[dict]) -> dict:
