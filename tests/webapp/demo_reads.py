@@ -25,7 +25,8 @@ JSON_READS = [
     "/api/v1/stream-comparison/?protocol=gridftp&window=latest",
 ]
 PAGES = ["/?window=latest", "/?window=24h", "/plots/latency/", "/plots/streams/", "/pairs/a/b/"]
-_TABLES = re.compile(r'<table class="grid".*?</table>', re.DOTALL)
+# What a grid page shows of the data: when it was updated, the campaign, and the tables.
+_SHOWN = re.compile(r'<p class="updated">.*?</p>|<table class="grid".*?</table>', re.DOTALL)
 
 
 def store(client, payloads: list[dict], campaign: str) -> None:
@@ -48,7 +49,7 @@ def rounded(value):
 
 
 def answers(client) -> dict:
-    """Every read's answer: JSON rounded, and the grid tables of the grid pages."""
+    """Every read's answer: JSON rounded, and what the grid pages show of the data."""
     found = {}
     for url in JSON_READS:
         response = client.get(url)
@@ -57,7 +58,7 @@ def answers(client) -> dict:
     for url in PAGES:
         response = client.get(url)
         assert response.status_code == 200, (url, response.content[:300])
-        found[url] = _TABLES.findall(response.content.decode())
+        found[url] = _SHOWN.findall(response.content.decode())
     return found
 
 

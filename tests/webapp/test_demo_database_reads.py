@@ -91,4 +91,5 @@ def test_sqlite_answers_every_read_as_postgresql_does(reporter, tmp_path):
     assert [g["name"] for g in on_postgresql["/maddash/grids/"]["grids"]] == ["https", "gridftp"]
     dead = on_postgresql["/maddash/grids/https/c/a"]["checks"]
     assert all("All 11 transfers failed: connect" in check["message"] for check in dead)
-    assert len(on_postgresql["/?window=24h"]) == 2  # a table per grid
+    updated, *tables = on_postgresql["/?window=latest"]
+    assert "latest campaign started" in updated and len(tables) == 2  # a table per grid
