@@ -13,7 +13,7 @@ from results.grid_limits import limits_resolvers
 from results.models import Measurement, Node, Transfer
 from results.orm_rows import compiled_once, fetch_rows
 from results.queries import EpochSeconds
-from results.selectors import CampaignStart, latest_campaign_start, window_condition
+from results.selectors import CampaignStart, latest_campaign_start, window_lookups
 from results.windows import Window, parse_window
 
 _CHECK = re.compile(r"^([1-9][0-9]{0,3}) streams?$")
@@ -56,14 +56,14 @@ BandKey = tuple[str, int, int, int]  # (protocol, src_id, dst_id, streams)
 _BAND = ("protocol", "src_id", "dst_id", "streams")
 
 
-def _cell_aggregates(condition: Q, protocols: list[str]) -> list[tuple]:
+def _cell_aggregates(window: dict[str, object], protocols: list[str]) -> list[tuple]:
     """(protocol, src_id, dst_id, streams, value, succeeded, failed, measurements, last epoch).
 
     One aggregate query for every grid; every column a plain number or text (the database
     computes the epoch), fetched at once (results.orm_rows).
     """
     return fetch_rows(
-        Measurement.objects.filter(condition, protocol__in=protocols)
+        Measurement.objects.filter(**window, protocol__in=protocols)
         .order_by()
         .values_list(*_BAND)
         .annotate(
@@ -76,48 +76,49 @@ def _cell_aggregates(condition: Q, protocols: list[str]) -> list[tuple]:
     )
 
 
-def _failure_reasons(condition: Q, bands: set[BandKey]) -> dict[BandKey, tuple[str, str]]:
+def _failure_reasons(
+    window: dict[str, object], bands: set[BandKey]
+) -> dict[BandKey, tuple[str, str]]:
     """Band -> (error_class, message) of the first failed transfer of its latest measurement,
-    for `bands`, whose every measurement in the window failed whole.
+    for `bands`, whose every measurement in the window (`window`: lookups on Measurement)
+    failed whole.
 
-    Two queries: the window's all-failed measurements (a partial index holds them: few), the
-    latest of each band kept; then the failed transfers of those only.
+    One query: the failed transfers of the window's all-failed measurements between those
+    bands' nodes (a partial index holds all-failed measurements: few), newest first.
     """
-    latest: dict[int, BandKey] = {}
-    chosen: set[BandKey] = set()
-    all_failed = (
-        Measurement.objects.filter(
-            condition, protocol__in={b[0] for b in bands}, succeeded=0, failed__gt=0
+    on_measurement = {f"measurement__{lookup}": value for lookup, value in window.items()}
+    transfers = (
+        Transfer.objects.filter(
+            **on_measurement,
+            measurement__protocol__in={band[0] for band in bands},
+            measurement__src_id__in={band[1] for band in bands},
+            measurement__dst_id__in={band[2] for band in bands},
+            measurement__succeeded=0,
+            measurement__failed__gt=0,
+            outcome=Outcome.FAILURE,
         )
-        .order_by("-started", "-id")
-        .values_list(*_BAND, "id")
+        .order_by("-measurement__started", "-measurement_id", "index")
+        .values_list(*(f"measurement__{field}" for field in _BAND), "error_class", "message")
     )
-    for *band_values, measurement_id in fetch_rows(all_failed):
-        band = tuple(band_values)
-        if band in bands and band not in chosen:  # newest first: the first one seen is latest
-            chosen.add(band)
-            latest[measurement_id] = band
     reasons: dict[BandKey, tuple[str, str]] = {}
-    failed_transfers = (
-        Transfer.objects.filter(measurement_id__in=list(latest), outcome=Outcome.FAILURE)
-        .order_by("measurement_id", "index")
-        .values_list("measurement_id", "error_class", "message")
-    )
-    for measurement_id, error_class, message in fetch_rows(failed_transfers) if latest else []:
-        reasons.setdefault(latest[measurement_id], (error_class or "unknown", message))
+    for *band_values, error_class, message in fetch_rows(transfers):
+        band = tuple(band_values)
+        # A band's first row: the first failed transfer of its latest measurement.
+        if band in bands and band not in reasons:
+            reasons[band] = (error_class or "unknown", message)
     return reasons
 
 
-def _window(window: Window, *, with_campaign: bool) -> tuple[Q, CampaignStart | None]:
-    """The measurement filter of `window` and, over 'latest' `with_campaign`, the latest
-    campaign's start (read with its id: one query for both)."""
+def _window(window: Window, *, with_campaign: bool) -> tuple[dict, CampaignStart | None]:
+    """The measurement filter of `window` (field lookups) and, over 'latest' `with_campaign`,
+    the latest campaign's start (read with its id: one query for both)."""
     if not (window.is_latest and with_campaign):
-        return window_condition(window), None
+        return window_lookups(window), None
     found = latest_campaign_start()
     if found is None:
-        return Q(pk__in=[]), None
+        return {"pk__in": []}, None
     campaign_id, started = found
-    return Q(campaign_id=campaign_id), CampaignStart(started=started)
+    return {"campaign_id": campaign_id}, CampaignStart(started=started)
 
 
 def build_bands(
@@ -125,10 +126,10 @@ def build_bands(
 ) -> list[GridBands]:
     """The grids of `protocols` over `window`, with a fixed number of queries for all."""
     parsed = parse_window(window)
-    condition, campaign = _window(parsed, with_campaign=with_campaign)
-    rows = _cell_aggregates(condition, protocols) if protocols else []
+    lookups, campaign = _window(parsed, with_campaign=with_campaign)
+    rows = _cell_aggregates(lookups, protocols) if protocols else []
     all_failed = {row[:4] for row in rows if row[5] == 0 and row[6] > 0}
-    reasons = _failure_reasons(condition, all_failed) if all_failed else {}
+    reasons = _failure_reasons(lookups, all_failed) if all_failed else {}
     node_rows = _nodes()
     nodes = [(node_id, name) for node_id, name, _ in node_rows]
     resolvers = limits_resolvers(protocols, {node_id: link for node_id, _, link in node_rows})

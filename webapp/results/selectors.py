@@ -77,16 +77,22 @@ def latest_campaign_id() -> int | None:
     return found[0] if found else None
 
 
-def window_condition(window: Window, *, now: datetime | None = None) -> Q:
-    """The measurement filter of a window (a query for 'latest', none otherwise).
+def window_lookups(window: Window, *, now: datetime | None = None) -> dict[str, object]:
+    """The measurement filter of a window as field lookups (a query for 'latest', none
+    otherwise); a query across a relation prefixes them (measurement__...).
 
     The latest campaign's id goes in as a value: a subquery in its place would cost more
     to build in Django, for every query that uses the condition, than the query it saves.
     """
     if window.is_latest:
         campaign_id = latest_campaign_id()
-        return Q(campaign_id=campaign_id) if campaign_id is not None else Q(pk__in=[])
-    return Q(started__gte=(now or timezone.now()) - window.duration)
+        return {"campaign_id": campaign_id} if campaign_id is not None else {"pk__in": []}
+    return {"started__gte": (now or timezone.now()) - window.duration}
+
+
+def window_condition(window: Window, *, now: datetime | None = None) -> Q:
+    """window_lookups() as a Q."""
+    return Q(**window_lookups(window, now=now))
 
 
 def measurements_in_window(*, window: str, protocol: str | None = None, streams: int | None = None):
