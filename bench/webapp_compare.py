@@ -1,6 +1,6 @@
 """Two checkouts' webapp benchmarks side by side (not a test): bench/webapp.py of each, run
-back to back on the same database, ROUNDS times in turn, and per read the median of each
-run's own ratios (app against raw SQL, measured interleaved within that run).
+back to back on the same database, ROUNDS times (who goes first alternating), and per read
+the median of each run's own ratios (app against raw SQL, measured interleaved in that run).
 
     .venv/bin/python bench/webapp_compare.py --before /tmp/main-checkout --after . \\
         [--rounds 3] [--requests 20] [--only TEXT]
@@ -102,7 +102,10 @@ def main() -> int:
     args = parser.parse_args()
     before, after = [], []
     for round_number in range(1, args.rounds + 1):
-        for name, runs, checkout in (("before", before, args.before), ("after", after, args.after)):
+        order = [("before", before, args.before), ("after", after, args.after)]
+        if round_number % 2 == 0:  # who goes first alternates: no side always follows the other
+            order.reverse()
+        for name, runs, checkout in order:
             print(f"round {round_number}/{args.rounds}: {name} ({checkout})", flush=True)
             runs.append(run_bench(checkout.resolve(), args.requests, args.only))
     print()
