@@ -1,11 +1,13 @@
 """One campaign: discover, plan, measure every pair contention-free, report each result.
 
-Order of durability for each finished measurement: spool (fsync) -> journal -> POST. A
-SIGKILL at any point therefore loses no finished measurement, and the webapp's uuid
-idempotency means nothing is stored twice. The journal
-($TPCBENCH_HOME/campaigns/<uuid>.json) lists the finished measurement uuids and the
-campaign's state; a campaign still "running" in its journal when the orchestrator starts
-again was interrupted, and is marked so (`recover_interrupted`).
+A `Campaign` is its settings (`CampaignSettings`) and its collaborators (discovery, reporter,
+the measuring functions). It runs on one asyncio event loop: the measurements are tasks that
+never share a node (`planner.NodeDisjointTasks`); the blocking calls (discovery, the
+reporter's fsync and POST, the journal, iperf3) run in threads through `asyncio.to_thread`.
+
+Each finished measurement is spooled (fsync) by the reporter before it is sent, and then
+listed in the campaign's journal (`campaign_journal.py`), so a SIGKILL at any point loses
+no finished measurement, and the webapp's uuid idempotency means nothing is stored twice.
 """
 
 from __future__ import annotations
@@ -13,20 +15,18 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import math
 import threading
 import time
 import uuid as uuidlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.campaign_journal import (
-    CampaignJournal,
-    campaign_payload,
-    campaigns_dir,
-)
-from orchestrator.campaign_journal import recover_interrupted as recover_interrupted
+from orchestrator.campaign_journal import CampaignJournal, campaign_payload, campaigns_dir
 from orchestrator.campaign_result import CampaignProgress, CampaignResult, failed_record
 from orchestrator.endpoints import ClientCredentials, Endpoint
 from orchestrator.errors import UserError
@@ -36,8 +36,8 @@ from orchestrator.planner import (
     DEFAULT_PROTOCOLS,
     DEFAULT_STREAMS,
     MeasurementSpec,
-    plan_campaign,
-    schedule,
+    NodeDisjointTasks,
+    plan_measurements,
 )
 from orchestrator.prelim.baseline import DEFAULT_SECONDS as DEFAULT_BASELINE_SECONDS
 from orchestrator.prelim.baseline import Baseline, check_baseline_possible, measure_baseline
@@ -50,294 +50,327 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-Progress = Callable[["CampaignProgress"], None]
+Progress = Callable[[CampaignProgress], None]
+Pair = tuple[str, str]
 RTT_PORT_PREFERENCE = ("https", "gridftp", "root")
+STOP_POLL_SECONDS = 0.2  # how soon a stop set by a signal handler is seen
 
 
-def _rtt_port(dst: Endpoint) -> int:
+@dataclass(frozen=True)
+class CampaignSettings:
+    """What a campaign measures and how; everything but its collaborators."""
+
+    protocols: tuple[str, ...] = DEFAULT_PROTOCOLS
+    streams: tuple[int, ...] = DEFAULT_STREAMS
+    transfers: int = 11
+    file_size: int = 2**30
+    max_parallel_pairs: int = 1
+    stop_grace: float | None = None  # after a stop, running measurements are cancelled then
+    trigger: str = "cli"  # cli | schedule | manual
+    schedule_expr: str = ""  # the cron expression of a scheduled campaign
+    rediscover_every: float = 30.0  # seconds between asking discovery for vanished nodes
+    baseline: bool = False  # each ordered pair's link (iperf3) before its first measurement
+    baseline_seconds: int = DEFAULT_BASELINE_SECONDS
+    measure_options: Mapping[str, Any] = field(default_factory=dict)  # e.g. the timeout
+
+    @property
+    def dimensions(self) -> dict[str, Sequence[Any]]:
+        """What every ordered pair is measured across: a MeasurementSpec field, its values."""
+        return {"protocol": self.protocols, "streams": self.streams}
+
+    @property
+    def per_pair(self) -> int:
+        """Measurements per ordered pair."""
+        return math.prod(len(values) for values in self.dimensions.values())
+
+    def plan(self, nodes: Sequence[Any]) -> list[MeasurementSpec]:
+        return plan_measurements(nodes, self.dimensions)
+
+
+def rtt_port(dst: Endpoint) -> int:
     for protocol in RTT_PORT_PREFERENCE:
         if protocol in dst.ports:
             return dst.ports[protocol]
     return next(iter(dst.ports.values()))
 
 
-class MeasurementCancelled(Exception):
-    """A measurement cut short at shutdown: it did not finish, so it is not reported."""
+async def wait_until_set(stop: threading.Event) -> None:
+    """Returns once `stop` is set; a signal handler or another thread sets it, so it is polled."""
+    while not stop.is_set():
+        await asyncio.sleep(STOP_POLL_SECONDS)
 
 
-class _Cancellable:
-    """Runs coroutines on per-thread event loops and can cancel them all (SIGTERM grace)."""
+class Campaign:
+    """One campaign, run once; never raises for a failed transfer or a vanished node.
 
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._tasks: set[tuple[asyncio.AbstractEventLoop, asyncio.Task[Any]]] = set()
-        self.cancelled = False
-
-    def run(self, awaitable: Any) -> Any:
-        async def wrapper() -> Any:
-            task = asyncio.current_task()
-            assert task is not None
-            entry = (asyncio.get_running_loop(), task)
-            with self._lock:
-                if self.cancelled:
-                    raise asyncio.CancelledError
-                self._tasks.add(entry)
-            try:
-                return await awaitable
-            finally:
-                with self._lock:
-                    self._tasks.discard(entry)
-
-        return asyncio.run(wrapper())
-
-    def cancel_all(self) -> None:
-        with self._lock:
-            self.cancelled = True
-            for loop, task in self._tasks:
-                loop.call_soon_threadsafe(task.cancel)
-
-
-def run_campaign(
-    discovery: Discovery,
-    *,
-    protocols: Sequence[str] = DEFAULT_PROTOCOLS,
-    streams: Sequence[int] = DEFAULT_STREAMS,
-    transfers: int = 11,
-    file_size: int = 2**30,
-    max_parallel_pairs: int = 1,
-    reporter: Reporter,
-    measure: Callable[..., Any] = run_measurement,
-    campaign_uuid: str | None = None,
-    progress: Progress | None = None,
-    creds: ClientCredentials | None = None,
-    stop: threading.Event | None = None,
-    stop_grace: float | None = None,
-    trigger: str = "cli",
-    schedule_expr: str = "",
-    home: Path | None = None,
-    rtt: Callable[..., Any] = measure_rtt,
-    rediscover_every: float = 30.0,
-    measure_options: dict[str, Any] | None = None,
-    baseline: bool = False,
-    baseline_seconds: int = DEFAULT_BASELINE_SECONDS,
-    link_baseline: Callable[..., Baseline] = measure_baseline,
-) -> CampaignResult:
-    """Run one campaign now; never raises for a failed transfer or a vanished node.
-
-    `stop` (e.g. SIGTERM) stops new measurements from starting; running ones finish, or
-    after `stop_grace` seconds are cancelled; the campaign is then "interrupted".
-    With `baseline`, each ordered pair's link is measured (iperf3) before its first
-    measurement, while both nodes are reserved, and reported as a baseline.
+    `measure` is awaited (a plain function's record is taken as is); `rtt` is awaited;
+    `link_baseline` blocks (it runs in a thread). `progress` is called after each measurement.
     """
-    campaign_uuid = str(uuidlib.UUID(campaign_uuid)) if campaign_uuid else str(uuidlib.uuid4())
-    stop = stop or threading.Event()
-    started = iso(datetime.now(UTC))
-    journal = CampaignJournal.create(
-        campaigns_dir(home),
-        campaign_uuid,
-        trigger=trigger,
-        schedule=schedule_expr,
-        started=started,
-        protocols=list(protocols),
-        streams=list(streams),
-        transfers=transfers,
-        file_size=file_size,
-        max_parallel_pairs=max_parallel_pairs,
-    )
-    reporter.report_campaign(campaign_uuid, campaign_payload(journal.data))
 
-    def finish(state: str, result: CampaignResult) -> CampaignResult:
-        journal.set_state(state, finished=iso(datetime.now(UTC)))
-        reporter.report_campaign(campaign_uuid, campaign_payload(journal.data))
-        result.state = state
-        return result
+    def __init__(
+        self,
+        settings: CampaignSettings,
+        *,
+        discovery: Discovery,
+        reporter: Reporter,
+        measure: Callable[..., Any] = run_measurement,
+        rtt: Callable[..., Any] = measure_rtt,
+        link_baseline: Callable[..., Baseline] = measure_baseline,
+        creds: ClientCredentials | None = None,
+        home: Path | None = None,
+        progress: Progress | None = None,
+        uuid: str | None = None,
+    ) -> None:
+        self.settings = settings
+        self.discovery = discovery
+        self.reporter = reporter
+        self.measure = measure
+        self.rtt = rtt
+        self.link_baseline = link_baseline
+        self.home = home
+        self.progress = progress
+        self.uuid = str(uuidlib.UUID(uuid)) if uuid else str(uuidlib.uuid4())
+        self.measure_options = dict(settings.measure_options)
+        if creds is not None:
+            self.measure_options["creds"] = creds
+        self.journal: CampaignJournal | None = None
+        self.result: CampaignResult | None = None
+        self.endpoints: dict[str, Endpoint] = {}
+        self.ready: set[str] = set()  # the nodes discovery still reports
+        self.vanished: dict[str, str] = {}  # node -> why its measurements failed
+        self.rtts: dict[Pair, float | None] = {}  # per ordered pair, taken once
+        self.rtt_checks: dict[Pair, RttCheck] = {}  # pairs with an emulated WAN's target
+        self.baselines: set[Pair] = set()  # ordered pairs whose link was measured
+        self._last_discovery = 0.0
 
-    try:
-        endpoints = {e.name: e for e in discovery.discover()}
-    except Exception as exc:  # the cluster API down: a failed campaign, not a crash
-        log.exception("discovery failed")
-        return finish(
-            "failed",
-            CampaignResult(campaign_uuid, "failed", [], 0, message=f"discovery failed: {exc}"),
+    # -- the run ---------------------------------------------------------------------------
+
+    def run(self, stop: threading.Event | None = None) -> CampaignResult:
+        """Run the campaign now, on its own event loop.
+
+        `stop` (e.g. SIGTERM) stops new measurements from starting; running ones finish, or
+        are cancelled (and not reported) after `stop_grace` seconds; the campaign is then
+        "interrupted".
+        """
+        if self.journal is not None:
+            raise RuntimeError(f"campaign {self.uuid} has already run")
+        return asyncio.run(self._run(stop or threading.Event()))
+
+    async def _run(self, stop: threading.Event) -> CampaignResult:
+        # every pair's blocking calls at once, not queued behind the default pool's size
+        workers = self.settings.max_parallel_pairs + 4
+        asyncio.get_running_loop().set_default_executor(
+            ThreadPoolExecutor(workers, thread_name_prefix="campaign")
         )
-    journal.set_state("running", nodes=sorted(endpoints))
-    if len(endpoints) < 2:
-        message = f"a campaign needs at least 2 ready nodes, discovery found {len(endpoints)}"
-        return finish(
-            "failed", CampaignResult(campaign_uuid, "failed", sorted(endpoints), 0, message=message)
-        )
-
-    if baseline:
+        await asyncio.to_thread(self._start_journal)
         try:
-            for endpoint in endpoints.values():
-                check_baseline_possible(endpoint, endpoint)
-        except UserError as exc:
-            return finish(
-                "failed",
-                CampaignResult(campaign_uuid, "failed", sorted(endpoints), 0, message=str(exc)),
+            discovered = await asyncio.to_thread(self.discovery.discover)
+        except Exception as exc:  # the cluster API down: a failed campaign, not a crash
+            log.exception("discovery failed")
+            failed = CampaignResult(self.uuid, "failed", [], 0, message=f"discovery failed: {exc}")
+            return await self._finish("failed", failed)
+        self.endpoints = {e.name: e for e in discovered}
+        self.ready = set(self.endpoints)
+        self._last_discovery = time.monotonic()
+        names = sorted(self.endpoints)
+        await asyncio.to_thread(self._journal.set_state, "running", nodes=names)
+        problem = self._cannot_start()
+        if problem:
+            return await self._finish(
+                "failed", CampaignResult(self.uuid, "failed", names, 0, message=problem)
             )
-    specs = plan_campaign(list(endpoints), protocols, streams)
-    result = CampaignResult(campaign_uuid, "running", sorted(endpoints), len(specs))
-    rtts: dict[tuple[str, str], float | None] = {}
-    rtt_lock = threading.Lock()
-    runner = _Cancellable()
-    results_lock = threading.Lock()
-    ready = set(endpoints)
-    last_discovery = [time.monotonic()]
-    vanished_reason: dict[str, str] = {}
-    options = dict(measure_options or {})
-    if creds is not None:
-        options["creds"] = creds
-
-    async def pair_rtt(src: Endpoint, dst: Endpoint) -> float | None:
-        key = (src.name, dst.name)
-        with rtt_lock:
-            if key in rtts:
-                return rtts[key]
-        try:
-            value = await rtt(src, dst, _rtt_port(dst))
-        except Exception as exc:  # an RTT we could not take is None, not a crash
-            log.warning("RTT %s -> %s failed: %s", src.name, dst.name, exc)
-            value = None
-        with rtt_lock:
-            rtts[key] = value
-        return value
-
-    baselines: set[tuple[str, str]] = set()
-
-    async def pair_baseline(src: Endpoint, dst: Endpoint) -> None:
-        key = (src.name, dst.name)
-        with rtt_lock:
-            if not baseline or key in baselines:
-                return
-            baselines.add(key)
-        # a failed baseline comes back as data (its error), never as an exception
-        measured = await asyncio.to_thread(
-            link_baseline, src, dst, campaign=campaign_uuid, seconds=baseline_seconds
+        specs = self.settings.plan(names)
+        self.result = CampaignResult(self.uuid, "running", names, len(specs))
+        # An emulated WAN (lab --rtt) promises RTTs: check them all before measuring anything.
+        if any(e.rtt_targets_ms for e in self.endpoints.values()) and not stop.is_set():
+            await self._check_rtts()
+        await self._measure_all(specs, stop)
+        complete = len(self.result.measurements) == len(specs)
+        return await self._finish(
+            "finished" if complete or not stop.is_set() else "interrupted", self.result
         )
-        reporter.report_result("baseline", measured.to_json())
 
-    async def measure_one(spec: MeasurementSpec) -> dict[str, Any]:
-        src, dst = endpoints[spec.src], endpoints[spec.dst]
+    def _cannot_start(self) -> str:
+        """Why this campaign cannot measure anything, or ""."""
+        if len(self.endpoints) < 2:
+            return f"a campaign needs at least 2 ready nodes, discovery found {len(self.endpoints)}"
+        if self.settings.baseline:
+            try:
+                for endpoint in self.endpoints.values():
+                    check_baseline_possible(endpoint, endpoint)
+            except UserError as exc:
+                return str(exc)
+        return ""
+
+    async def _check_rtts(self) -> None:
+        assert self.result is not None
+        self.rtt_checks = await check_pair_rtts(list(self.endpoints.values()), self.rtt, rtt_port)
+        self.rtts.update({pair: check.measured_ms for pair, check in self.rtt_checks.items()})
+        self.result.rtt_checks = list(self.rtt_checks.values())
+        checks = [check.to_json() for check in self.rtt_checks.values()]
+        await asyncio.to_thread(self._journal.set_state, "running", rtt_checks=checks)
+        for off in self.result.rtt_off:
+            log.warning("RTT off its target before the campaign: %s", off.describe())
+
+    async def _measure_all(self, specs: list[MeasurementSpec], stop: threading.Event) -> None:
+        """Every spec, node-disjoint; after a stop, the grace period, then cancellation."""
+        tasks = NodeDisjointTasks(
+            specs,
+            self.settings.max_parallel_pairs,
+            self._measure_one,
+            self._record,
+            skip=self._node_gone,
+        )
+        measuring = asyncio.create_task(tasks.run(stop))
+        stopped = asyncio.create_task(wait_until_set(stop))
+        await asyncio.wait({measuring, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        stopped.cancel()
+        grace = self.settings.stop_grace
+        if not measuring.done() and grace is not None:
+            done, _ = await asyncio.wait({measuring}, timeout=grace)
+            if not done:
+                tasks.cancel_running()
+        await measuring
+
+    # -- one measurement -------------------------------------------------------------------
+
+    async def _measure_one(self, spec: MeasurementSpec) -> dict[str, Any]:
+        src, dst = self.endpoints[spec.src], self.endpoints[spec.dst]
         # The first measurement of an ordered pair takes its RTT (and its link baseline),
         # while both nodes are ours.
-        rtt_ms = await pair_rtt(src, dst)
-        await pair_baseline(src, dst)
-        outcome = measure(
+        rtt_ms = await self._pair_rtt(src, dst)
+        await self._pair_baseline(src, dst)
+        settings = self.settings
+        outcome = self.measure(
             src,
             dst,
             spec.protocol,
             spec.streams,
-            transfers,
-            file_size,
-            campaign=campaign_uuid,
+            settings.transfers,
+            settings.file_size,
+            campaign=self.uuid,
             measure_latency=False,
-            **options,
+            **self.measure_options,
         )
         record = await outcome if inspect.isawaitable(outcome) else outcome
         record.rtt_ms = rtt_ms
-        measured = record.to_json()
+        measured: dict[str, Any] = record.to_json()
         for role, node in (("src", src), ("dst", dst)):
             # the webapp's grid thresholds follow the links; None: not known (any more)
             measured[f"{role}_link_gbps"] = node.link_gbps or None
-        check = checks.get((src.name, dst.name))
+        check = self.rtt_checks.get((src.name, dst.name))
         if check is not None:  # the emulated WAN's promise, kept or not, goes with the result
             measured["rtt_target_ms"] = check.target_ms
             measured["rtt_within_target"] = check.within_target
-        if rtt is measure_rtt and rtt_ms is not None and rtt_origin(src) == "orchestrator":
+        if self.rtt is measure_rtt and rtt_ms is not None and rtt_origin(src) == "orchestrator":
             measured["rtt_from"] = "orchestrator"  # not the source's position (webapp ignores it)
         return measured
 
-    # An emulated WAN (lab --rtt) promises RTTs: check them all before measuring anything.
-    checks: dict[tuple[str, str], RttCheck] = {}
-    if any(e.rtt_targets_ms for e in endpoints.values()) and not stop.is_set():
-        checks = runner.run(check_pair_rtts(list(endpoints.values()), rtt, _rtt_port))
-        rtts.update({key: check.measured_ms for key, check in checks.items()})
-        result.rtt_checks = list(checks.values())
-        journal.set_state("running", rtt_checks=[c.to_json() for c in checks.values()])
-        for off in result.rtt_off:
-            log.warning("RTT off its target before the campaign: %s", off.describe())
-
-    def run_one(spec: MeasurementSpec) -> dict[str, Any]:
-        try:
-            return runner.run(measure_one(spec))
-        except asyncio.CancelledError:
-            raise MeasurementCancelled(spec.key) from None
-        except Exception as exc:  # a bug or an unexpected tool error: recorded, not raised
-            log.exception("measurement %s crashed", spec.key)
-            return failed_record(
-                spec,
-                transfers,
-                file_size,
-                campaign_uuid,
-                "remote-failure",
-                f"orchestrator error while measuring: {type(exc).__name__}: {exc}",
-            ).to_json()
-
-    def vanished(spec: MeasurementSpec) -> bool:
-        """Re-ask discovery now and then; a node gone since the start fails its specs."""
-        if time.monotonic() - last_discovery[0] >= rediscover_every:
-            last_discovery[0] = time.monotonic()
+    async def _pair_rtt(self, src: Endpoint, dst: Endpoint) -> float | None:
+        pair = (src.name, dst.name)
+        if pair not in self.rtts:
             try:
-                now_ready = {e.name for e in discovery.discover()}
+                self.rtts[pair] = await self.rtt(src, dst, rtt_port(dst))
+            except Exception as exc:  # an RTT we could not take is None, not a crash
+                log.warning("RTT %s -> %s failed: %s", src.name, dst.name, exc)
+                self.rtts[pair] = None
+        return self.rtts[pair]
+
+    async def _pair_baseline(self, src: Endpoint, dst: Endpoint) -> None:
+        pair = (src.name, dst.name)
+        if not self.settings.baseline or pair in self.baselines:
+            return
+        self.baselines.add(pair)
+        # a failed baseline comes back as data (its error), never as an exception
+        measured = await asyncio.to_thread(
+            self.link_baseline,
+            src,
+            dst,
+            campaign=self.uuid,
+            seconds=self.settings.baseline_seconds,
+        )
+        await asyncio.to_thread(self.reporter.report_result, "baseline", measured.to_json())
+
+    async def _node_gone(self, spec: MeasurementSpec) -> bool:
+        """Re-ask discovery now and then; a node gone since the start fails its specs."""
+        if time.monotonic() - self._last_discovery >= self.settings.rediscover_every:
+            self._last_discovery = time.monotonic()
+            try:
+                now_ready = {e.name for e in await asyncio.to_thread(self.discovery.discover)}
             except Exception as exc:
                 log.warning("re-discovery failed (%s); keeping the node list", exc)
             else:
-                for name in ready - now_ready:
-                    vanished_reason[name] = (
+                for name in self.ready - now_ready:
+                    self.vanished[name] = (
                         f"node {name} is no longer ready (gone from discovery during campaign)"
                     )
-                ready.intersection_update(now_ready)
-        return not spec.nodes <= ready
+                self.ready &= now_ready
+        return not spec.nodes <= self.ready
 
-    def on_done(spec: MeasurementSpec, measured: Any, error: BaseException | None) -> None:
-        if isinstance(error, MeasurementCancelled):
+    async def _record(
+        self, spec: MeasurementSpec, measured: dict[str, Any] | None, error: BaseException | None
+    ) -> None:
+        """A measurement ended (or was skipped): report it, journal it, count it."""
+        assert self.result is not None
+        if isinstance(error, asyncio.CancelledError):
             return  # cut short by the stop grace period: not a finished measurement
-        if measured is None:  # skipped: one of its nodes vanished
-            gone = sorted(n for n in spec.nodes if n in vanished_reason)
-            reason = "; ".join(vanished_reason[n] for n in gone) or "node not ready"
-            measured = failed_record(
-                spec,
-                transfers,
-                file_size,
-                campaign_uuid,
-                "connect",
-                reason,
-                rtts.get((spec.src, spec.dst)),
-            ).to_json()
-        elif error is not None:
-            measured = failed_record(
-                spec, transfers, file_size, campaign_uuid, "remote-failure", str(error)
-            ).to_json()
-        sent = reporter.report(measured)  # spooled durably before anything else
-        journal.add_measurement(measured["uuid"])
-        with results_lock:
-            result.measurements.append(measured)
-            done = len(result.measurements)
-        if progress is not None:
-            progress(CampaignProgress(done, len(specs), measured, sent))
+        if error is not None:  # a bug or an unexpected tool error: recorded, not raised
+            log.error("measurement %s crashed", spec.key, exc_info=error)
+            message = f"orchestrator error while measuring: {type(error).__name__}: {error}"
+            measured = self._failed(spec, "remote-failure", message)
+        elif measured is None:  # skipped: one of its nodes vanished
+            gone = sorted(n for n in spec.nodes if n in self.vanished)
+            reason = "; ".join(self.vanished[n] for n in gone) or "node not ready"
+            measured = self._failed(spec, "connect", reason, self.rtts.get((spec.src, spec.dst)))
+        sent = await asyncio.to_thread(self._keep, measured)
+        self.result.measurements.append(measured)
+        if self.progress is not None:
+            done = len(self.result.measurements)
+            self.progress(CampaignProgress(done, self.result.total, measured, sent))
 
-    def watch_stop() -> None:
-        while not campaign_done.is_set():
-            if stop.wait(0.2):
-                if stop_grace is not None and not campaign_done.wait(stop_grace):
-                    runner.cancel_all()
-                return
-
-    campaign_done = threading.Event()
-    watcher = threading.Thread(target=watch_stop, name="campaign-stop", daemon=True)
-    watcher.start()
-    try:
-        schedule(
-            specs,
-            max_parallel_pairs,
-            run_one,
-            on_done=on_done,
-            stop=stop,
-            skip=vanished,
+    def _failed(
+        self, spec: MeasurementSpec, error_class: str, message: str, rtt_ms: float | None = None
+    ) -> dict[str, Any]:
+        settings = self.settings
+        record = failed_record(
+            spec, settings.transfers, settings.file_size, self.uuid, error_class, message, rtt_ms
         )
-    finally:
-        campaign_done.set()
-    complete = len(result.measurements) == len(specs)
-    state = "finished" if complete or not stop.is_set() else "interrupted"
-    return finish(state, result)
+        return record.to_json()
+
+    # -- the journal and the webapp (blocking: called in threads) --------------------------
+
+    @property
+    def _journal(self) -> CampaignJournal:
+        assert self.journal is not None
+        return self.journal
+
+    def _keep(self, measured: dict[str, Any]) -> str:
+        sent = self.reporter.report(measured)  # spooled durably before anything else
+        self._journal.add_measurement(measured["uuid"])
+        return sent
+
+    def _start_journal(self) -> None:
+        settings = self.settings
+        self.journal = CampaignJournal.create(
+            campaigns_dir(self.home),
+            self.uuid,
+            trigger=settings.trigger,
+            schedule=settings.schedule_expr,
+            started=iso(datetime.now(UTC)),
+            protocols=list(settings.protocols),
+            streams=list(settings.streams),
+            transfers=settings.transfers,
+            file_size=settings.file_size,
+            max_parallel_pairs=settings.max_parallel_pairs,
+        )
+        self.reporter.report_campaign(self.uuid, campaign_payload(self.journal.data))
+
+    async def _finish(self, state: str, result: CampaignResult) -> CampaignResult:
+        def save() -> None:
+            self._journal.set_state(state, finished=iso(datetime.now(UTC)))
+            self.reporter.report_campaign(self.uuid, campaign_payload(self._journal.data))
+
+        await asyncio.to_thread(save)
+        result.state = state
+        self.result = result
+        return result

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from orchestrator.campaign import CampaignSettings
 from orchestrator.discovery import make_discovery
 from orchestrator.endpoints import ClientCredentials
 from orchestrator.errors import UserError
@@ -26,19 +27,20 @@ class CampaignContext:
     creds: ClientCredentials
     file_size: int
 
-    def campaign_arguments(self, settings: Settings) -> dict[str, Any]:
-        """The `run_campaign` arguments that come from settings, the same for CLI and service."""
-        return {
-            "protocols": settings.protocols,
-            "streams": settings.streams,
-            "transfers": settings.transfers,
-            "file_size": self.file_size,
-            "max_parallel_pairs": settings.max_parallel_pairs,
-            "creds": self.creds,
-            "measure_options": {"timeout": settings.transfer_timeout},
-            "baseline": settings.baseline,
-            "baseline_seconds": settings.baseline_seconds,
-        }
+    def campaign_settings(self, settings: Settings, **run: Any) -> CampaignSettings:
+        """A campaign's settings from the orchestrator's, the same for CLI and service; `run`:
+        what differs between them (trigger, schedule_expr, stop_grace)."""
+        return CampaignSettings(
+            protocols=tuple(settings.protocols),
+            streams=tuple(settings.streams),
+            transfers=settings.transfers,
+            file_size=self.file_size,
+            max_parallel_pairs=settings.max_parallel_pairs,
+            measure_options={"timeout": settings.transfer_timeout},
+            baseline=settings.baseline,
+            baseline_seconds=settings.baseline_seconds,
+            **run,
+        )
 
 
 def build_context(settings: Settings, *, need_credentials: bool = True) -> CampaignContext:

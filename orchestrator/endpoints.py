@@ -10,6 +10,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ca.tokens import TokenMinter
+
 DEFAULT_PORTS: dict[str, int] = {"https": 8443, "root": 1094, "gridftp": 2811}
 
 
@@ -45,20 +47,46 @@ class Endpoint:
 
 @dataclass(frozen=True)
 class ClientCredentials:
-    """What the orchestrator presents to servers: a client certificate and the CA directory."""
+    """What the orchestrator presents to servers: a client certificate and the CA directory,
+    and, where servers trust a token issuer of ours, what mints its tokens."""
 
     cert: Path
     key: Path
     certdir: Path
+    tokens: TokenMinter | None = None
 
-    def to_json(self) -> dict[str, str]:
-        return {"cert": str(self.cert), "key": str(self.key), "certdir": str(self.certdir)}
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "cert": str(self.cert),
+            "key": str(self.key),
+            "certdir": str(self.certdir),
+        }
+        if self.tokens is not None:
+            data["tokens"] = self.tokens.to_json()
+        return data
 
     @classmethod
-    def from_json(cls, data: dict[str, str]) -> ClientCredentials:
-        return cls(cert=Path(data["cert"]), key=Path(data["key"]), certdir=Path(data["certdir"]))
+    def from_json(cls, data: dict[str, Any]) -> ClientCredentials:
+        tokens = data.get("tokens")
+        return cls(
+            cert=Path(data["cert"]),
+            key=Path(data["key"]),
+            certdir=Path(data["certdir"]),
+            tokens=TokenMinter.from_json(tokens) if tokens else None,
+        )
 
 
 def source_name(file_size: int) -> str:
     """The name (under an endpoint's data root) of the source file of `file_size` bytes."""
     return f"/tpcbench-source-{file_size}"
+
+
+# Where token-authorized transfers read and write: only a valid token opens it. XRootD 5.5
+# falls back to its authorization database for a bad token, and the x509 transfers need
+# that database open (their server-to-server legs are anonymous), so tokens get an area.
+TOKEN_AREA = "/tokens"
+
+
+def in_token_area(name: str) -> str:
+    """`name` (a path under the data root) moved into the token area."""
+    return TOKEN_AREA + name

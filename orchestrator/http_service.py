@@ -1,6 +1,7 @@
 """One small HTTP service for what the orchestrator's processes answer over HTTP (the RTT
-probe's /rtt, the service's and the signer's /metrics and /healthz): GET routes on a
-threaded server of the standard library, each route a function of the query string.
+probe's /rtt, the service's and the signer's /metrics and /healthz, the lab's token issuer):
+GET routes on a threaded server of the standard library, each route a function of the query
+string; over TLS when given a server context.
 
     service = HttpService(("127.0.0.1", 0), {"/healthz": lambda query: Answer.json(200, {...})})
     service.start()          # on its own thread; service.port is the bound port
@@ -13,6 +14,7 @@ import json
 import logging
 import socket
 import socketserver
+import ssl
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -48,10 +50,12 @@ class HttpService(ThreadingHTTPServer):
         *,
         name: str = "tpc-bench",
         log_requests: bool = True,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
         self.routes = dict(routes)
         self.log_requests = log_requests
+        self.tls = tls
         self._thread: threading.Thread | None = None
         handler = type("Handler", (_Handler,), {"server_version": name})
         super().__init__(address, handler)
@@ -61,6 +65,16 @@ class HttpService(ThreadingHTTPServer):
         socketserver.TCPServer.server_bind(self)
         host, port = self.server_address[:2]
         self.server_name, self.server_port = str(host), int(port)
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        connection, client = super().get_request()
+        if self.tls is not None:
+            # The handshake happens on the request's own thread (at its first read, under
+            # the handler's timeout), so a silent client never stalls the accept loop.
+            connection = self.tls.wrap_socket(
+                connection, server_side=True, do_handshake_on_connect=False
+            )
+        return connection, client
 
     @property
     def port(self) -> int:
@@ -85,6 +99,12 @@ class HttpService(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     server: HttpService
     timeout = 10  # a client that sends nothing does not hold a thread
+
+    def handle(self) -> None:
+        try:
+            super().handle()
+        except (ssl.SSLError, OSError) as exc:  # a client that fails the TLS handshake
+            log.info("%s: %s", self.address_string(), exc)
 
     def do_GET(self) -> None:
         path, _, query = self.path.partition("?")

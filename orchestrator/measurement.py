@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from orchestrator.endpoints import ClientCredentials, Endpoint, source_name
+from orchestrator.endpoints import ClientCredentials, Endpoint, in_token_area, source_name
 from orchestrator.latency import measure_rtt
 from orchestrator.transfers import DEFAULT_TIMEOUT, TRANSFER_TOOLS, ProgressCallback, TransferTool
+from orchestrator.transfers.base import AUTH_MODES, Auth
 from orchestrator.transfers.https import delete_https
 from orchestrator.transfers.record import Clock, TransferRecord, iso
 
@@ -57,6 +58,7 @@ class MeasurementRecord:
     finished: datetime
     transfers: list[TransferRecord]
     cleanup_errors: list[str] = field(default_factory=list)
+    auth: Auth = "x509"
 
     @property
     def successful(self) -> list[TransferRecord]:
@@ -85,6 +87,7 @@ class MeasurementRecord:
             "src": self.src,
             "dst": self.dst,
             "protocol": self.protocol,
+            "auth": self.auth,
             "streams": self.streams,
             "file_size": self.file_size,
             "rtt_ms": self.rtt_ms,
@@ -100,7 +103,7 @@ class MeasurementRecord:
         }
 
 
-def destination_name(measurement_uuid: str, index: int, protocol: str) -> str:
+def destination_name(measurement_uuid: str, index: int, protocol: str, auth: Auth = "x509") -> str:
     """Where transfer `index` writes: its own file.
 
     XRootD's files (https, root) are unique per measurement and deleted afterwards. GridFTP
@@ -112,7 +115,8 @@ def destination_name(measurement_uuid: str, index: int, protocol: str) -> str:
     """
     if protocol == "gridftp":
         return f"/tpcbench-gridftp-{index}"
-    return f"/tpcbench-{measurement_uuid}-{index}"
+    name = f"/tpcbench-{measurement_uuid}-{index}"
+    return in_token_area(name) if auth == "token" else name
 
 
 async def run_measurement(
@@ -131,20 +135,28 @@ async def run_measurement(
     keep_files: bool = False,
     measure_latency: bool = True,
     on_progress: ProgressCallback | None = None,
+    auth: Auth = "x509",
 ) -> MeasurementRecord:
     """Start `transfers` copies at once, wait for all, clean up, return the record.
 
     Never raises for failed transfers: they are in the record with their error class.
     The destination files are removed afterwards through the destination's HTTPS side
-    (see `destination_name` for GridFTP's), unless `keep_files`.
+    (see `destination_name` for GridFTP's), unless `keep_files`. With `auth="token"` the
+    files are read from and written to the token area (endpoints.TOKEN_AREA), each transfer
+    with tokens of its own.
     """
     if protocol not in TRANSFER_TOOLS:
         raise ValueError(f"unknown protocol {protocol!r}; choose one of {sorted(TRANSFER_TOOLS)}")
     if streams < 1 or transfers < 1 or file_size < 1:
         raise ValueError("streams, transfers and file_size must be positive")
     tool = tool or TRANSFER_TOOLS[protocol]()
+    if auth not in AUTH_MODES:
+        raise ValueError(f"unknown auth {auth!r}; choose one of {', '.join(AUTH_MODES)}")
+    if auth not in tool.auths:
+        raise ValueError(f"{tool.name} transfers cannot use {auth} authorization here")
     measurement_uuid = str(uuid_module.uuid4())
-    src_path = source_path or source_name(file_size)
+    default_source = source_name(file_size)
+    src_path = source_path or (in_token_area(default_source) if auth == "token" else default_source)
     rtt_ms = None
     if measure_latency:
         # Before the transfers, so the probe neither disturbs nor is disturbed by them.
@@ -157,7 +169,7 @@ async def run_measurement(
             src,
             dst,
             src_path,
-            destination_name(measurement_uuid, index, protocol),
+            destination_name(measurement_uuid, index, protocol, auth),
             streams,
             creds,
             timeout,
@@ -165,6 +177,7 @@ async def run_measurement(
             size=file_size,
             clock=clock,
             on_progress=on_progress,
+            auth=auth,
         )
         if on_progress is not None:
             on_progress(index, record.bytes)  # the final count, also for tools without markers
@@ -184,6 +197,7 @@ async def run_measurement(
         started=clock.wall(started),
         finished=clock.wall(finished),
         transfers=list(records),
+        auth=auth,
     )
     if not keep_files:
         record.cleanup_errors = await remove_destination_files(record, dst, creds)
@@ -193,10 +207,18 @@ async def run_measurement(
 async def remove_destination_files(
     record: MeasurementRecord, dst: Endpoint, creds: ClientCredentials
 ) -> list[str]:
-    """Delete every destination file of `record` (tmpfs must not fill); returns the errors."""
+    """Delete every destination file of `record` (tmpfs must not fill); returns the errors.
+
+    Failed transfers too: a pull refused by the source leaves an empty destination file.
+    """
     results = await asyncio.gather(
         *(
-            delete_https(dst, destination_name(record.uuid, t.index, record.protocol), creds)
+            delete_https(
+                dst,
+                destination_name(record.uuid, t.index, record.protocol, record.auth),
+                creds,
+                record.auth,
+            )
             for t in record.transfers
         )
     )

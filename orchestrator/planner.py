@@ -1,19 +1,20 @@
 """Contention-free campaign planning: which measurements, and in what order they may run.
 
 A node is never in two measurements at once (the NIC under test must not be shared; this
-is pScheduler's "exclusive" scheduling class). `plan_campaign` lists the measurements;
-`ListScheduler` is the pure decision logic (no clocks, no threads) deciding which pending
-measurement starts when; `schedule` drives it with worker threads and a real `run_one`.
+is pScheduler's "exclusive" scheduling class). `plan_measurements` lists the measurements;
+`ListScheduler` is the pure decision logic (no clocks, no tasks) deciding which pending
+measurement starts when; `NodeDisjointTasks` drives it with asyncio tasks and a real
+`run_one`.
 """
 
 from __future__ import annotations
 
-import threading
+import asyncio
+import itertools
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import astuple, dataclass
+from typing import Any, Generic, Protocol, TypeVar
 
 DEFAULT_PROTOCOLS: tuple[str, ...] = ("https", "gridftp")
 DEFAULT_STREAMS: tuple[int, ...] = (8, 1)
@@ -25,7 +26,10 @@ class _Named(Protocol):
 
 @dataclass(frozen=True)
 class MeasurementSpec:
-    """One measurement to take: K transfers src -> dst with one protocol and stream count."""
+    """One measurement to take: K transfers src -> dst with one protocol and stream count.
+
+    Every field after src and dst is a dimension a campaign varies (`plan_measurements`);
+    a new one is a field here, with a default, and its values in `CampaignSettings`."""
 
     src: str
     dst: str
@@ -38,11 +42,29 @@ class MeasurementSpec:
 
     @property
     def key(self) -> str:
-        return f"{self.src}->{self.dst}/{self.protocol}/{self.streams}"
+        """src->dst/protocol/streams (and any further dimension), for logs and errors."""
+        return f"{self.src}->{self.dst}/" + "/".join(str(v) for v in astuple(self)[2:])
 
 
 def _name(node: str | _Named) -> str:
     return node if isinstance(node, str) else node.name
+
+
+def plan_measurements(
+    nodes: Iterable[str | _Named], dimensions: Mapping[str, Sequence[Any]]
+) -> list[MeasurementSpec]:
+    """Every ordered pair src != dst x every combination of `dimensions` (a MeasurementSpec
+    field: its values); per pair, the first dimension varies slowest and each one's values
+    keep their given order."""
+    names = sorted({_name(n) for n in nodes})
+    combinations = list(itertools.product(*dimensions.values()))
+    return [
+        MeasurementSpec(src, dst, **dict(zip(dimensions, values, strict=True)))
+        for src in names
+        for dst in names
+        if src != dst
+        for values in combinations
+    ]
 
 
 def plan_campaign(
@@ -52,15 +74,7 @@ def plan_campaign(
 ) -> list[MeasurementSpec]:
     """Every ordered pair src != dst x protocol x streams; per pair, streams in the given order
     (8 then 1, as the paper ran them)."""
-    names = sorted({_name(n) for n in nodes})
-    return [
-        MeasurementSpec(src, dst, protocol, s)
-        for src in names
-        for dst in names
-        if src != dst
-        for protocol in protocols
-        for s in streams
-    ]
+    return plan_measurements(nodes, {"protocol": protocols, "streams": streams})
 
 
 Estimate = Callable[[MeasurementSpec], float]
@@ -246,73 +260,70 @@ def simulate(
 T = TypeVar("T")
 
 
-def schedule(
-    specs: Sequence[MeasurementSpec],
-    max_parallel_pairs: int,
-    run_one: Callable[[MeasurementSpec], T],
-    *,
-    estimate: Estimate = unit_estimate,
-    on_done: Callable[[MeasurementSpec, T | None, BaseException | None], None] | None = None,
-    stop: threading.Event | None = None,
-    skip: Callable[[MeasurementSpec], bool] | None = None,
-) -> dict[MeasurementSpec, T]:
-    """Run every spec with `run_one`, never a node in two at once, at most P concurrently.
+class _Flag(Protocol):
+    def is_set(self) -> bool: ...
 
-    With P = 1 this is strictly sequential, in the scheduler's order, on the calling
-    thread. `on_done` is called (on the calling thread) as each spec ends; an exception
-    from `run_one` is passed to it, not raised. When `stop` is set no new spec starts.
-    `skip(spec)`, checked just before a start, drops a spec without running it (it is
-    reported to `on_done` with result None and no error).
+
+class NodeDisjointTasks(Generic[T]):
+    """Runs every spec with `run_one` as an asyncio task, never a node in two at once, at most
+    P at a time (P = 1: strictly one after another, in the scheduler's order).
+
+    `on_done(spec, result, error)` is awaited as each spec ends, one at a time: an exception
+    from `run_one` is passed to it, not raised; a cancelled spec comes with its
+    `CancelledError`. `skip(spec)`, awaited just before a start, drops a spec without running
+    it (it is passed to `on_done` with result None and no error).
     """
-    scheduler = ListScheduler(specs, max_parallel_pairs, estimate)
-    results: dict[MeasurementSpec, Any] = {}
 
-    def record(spec: MeasurementSpec, result: Any, error: BaseException | None) -> None:
-        scheduler.finish(spec)
-        if error is None and result is not None:
-            results[spec] = result
-        if on_done is not None:
-            on_done(spec, result, error)
+    def __init__(
+        self,
+        specs: Sequence[MeasurementSpec],
+        max_parallel_pairs: int,
+        run_one: Callable[[MeasurementSpec], Awaitable[T]],
+        on_done: Callable[[MeasurementSpec, T | None, BaseException | None], Awaitable[None]],
+        *,
+        skip: Callable[[MeasurementSpec], Awaitable[bool]] | None = None,
+        estimate: Estimate = unit_estimate,
+    ) -> None:
+        self._scheduler = ListScheduler(specs, max_parallel_pairs, estimate)
+        self._run_one = run_one
+        self._on_done = on_done
+        self._skip = skip
+        self._running: dict[asyncio.Task[T], MeasurementSpec] = {}
 
-    def launchable() -> list[MeasurementSpec]:
-        if stop is not None and stop.is_set():
-            return []
-        ready = scheduler.start_ready()
-        keep = []
-        for spec in ready:
-            if skip is not None and skip(spec):
-                record(spec, None, None)
-            else:
-                keep.append(spec)
-        return keep
+    async def run(self, stop: _Flag | None = None) -> None:
+        """Until every spec has ended; once `stop` is set no new spec starts (the running ones
+        still end, or are cancelled by `cancel_running`)."""
 
-    if max_parallel_pairs == 1:
-        while not scheduler.done:
-            ready = launchable()
-            if not ready:
-                if scheduler.running or (stop is not None and stop.is_set()):
-                    break
-                continue
-            for spec in ready:
-                try:
-                    result, error = run_one(spec), None
-                except Exception as exc:  # a failure is data, reported to on_done
-                    result, error = None, exc
-                record(spec, result, error)
-        return results
+        def stopped() -> bool:
+            return stop is not None and stop.is_set()
 
-    with ThreadPoolExecutor(max_workers=max_parallel_pairs, thread_name_prefix="measure") as pool:
-        futures: dict[Future[Any], MeasurementSpec] = {}
         while True:
-            for spec in launchable():
-                futures[pool.submit(run_one, spec)] = spec
-            if not futures:
-                if scheduler.pending_count and not (stop is not None and stop.is_set()):
-                    continue  # specs were skipped; more may be launchable now
-                break
-            finished, _ = wait(futures, return_when=FIRST_COMPLETED)
-            for future in finished:
-                spec = futures.pop(future)
-                error = future.exception()
-                record(spec, None if error else future.result(), error)
-    return results
+            # a skipped spec frees its nodes at once: ask the scheduler again
+            while not stopped() and (ready := self._scheduler.start_ready()):
+                for spec in ready:
+                    if self._skip is not None and await self._skip(spec):
+                        await self._end(spec, None, None)
+                    else:
+                        self._running[asyncio.create_task(self._run_one(spec))] = spec
+            if not self._running:
+                return
+            finished, _ = await asyncio.wait(self._running, return_when=asyncio.FIRST_COMPLETED)
+            for task in finished:
+                spec = self._running.pop(task)
+                if task.cancelled():
+                    await self._end(spec, None, asyncio.CancelledError())
+                elif (error := task.exception()) is not None:
+                    await self._end(spec, None, error)
+                else:
+                    await self._end(spec, task.result(), None)
+
+    def cancel_running(self) -> None:
+        """Cancel the specs running now (e.g. a stop's grace period is over)."""
+        for task in self._running:
+            task.cancel()
+
+    async def _end(
+        self, spec: MeasurementSpec, result: T | None, error: BaseException | None
+    ) -> None:
+        self._scheduler.finish(spec)
+        await self._on_done(spec, result, error)

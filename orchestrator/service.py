@@ -20,13 +20,14 @@ from typing import Any
 
 from croniter import croniter
 
-from orchestrator.campaign import recover_interrupted, run_campaign
+from orchestrator.campaign import Campaign
 from orchestrator.campaign_context import (
     CampaignContext,
     build_context,
     build_reporter,
     campaign_lock,
 )
+from orchestrator.campaign_journal import recover_interrupted
 from orchestrator.campaign_result import CampaignProgress, CampaignResult
 from orchestrator.errors import UserError
 from orchestrator.measurement import run_measurement
@@ -226,19 +227,22 @@ class OrchestratorService:
                     )
                     return None
                 log.info("campaign (%s) starting", trigger)
-                result = run_campaign(
-                    context.discovery,
-                    **context.campaign_arguments(settings),
+                campaign = Campaign(
+                    context.campaign_settings(
+                        settings,
+                        stop_grace=settings.stop_grace,
+                        trigger=trigger,
+                        schedule_expr=settings.schedule if trigger == "schedule" else "",
+                    ),
+                    discovery=context.discovery,
                     reporter=self.reporter,
                     measure=self.measure,
-                    campaign_uuid=campaign_uuid,
-                    progress=self._progress,
-                    stop=stop,
-                    stop_grace=settings.stop_grace,
-                    trigger=trigger,
-                    schedule_expr=settings.schedule if trigger == "schedule" else "",
+                    creds=context.creds,
                     home=self.home,
+                    progress=self._progress,
+                    uuid=campaign_uuid,
                 )
+                result = campaign.run(stop)
         except UserError as exc:  # the lock: someone ran `campaign run` meanwhile
             log.warning("%s; skipping this campaign", exc)
         finally:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.util
 import sys
 from collections.abc import Sequence
 
+from ca.authority import CAError
 from orchestrator.errors import UserError
 
 # Subcommand modules, in the order `tpcbench --help` lists them.
@@ -22,10 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     subparsers.required = True
     for name in COMMAND_MODULES:
-        module_name = f"orchestrator.cli.{name}_command"
-        if importlib.util.find_spec(module_name) is None:
-            continue  # a subcommand that has not been built yet
-        importlib.import_module(module_name).register(subparsers)
+        importlib.import_module(f"orchestrator.cli.{name}_command").register(subparsers)
     return parser
 
 
@@ -34,7 +31,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except UserError as exc:
+    except (UserError, CAError) as exc:  # bad input: one line, never a traceback
         print(f"tpcbench: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -23,11 +23,11 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from orchestrator.campaign import recover_interrupted, run_campaign
+from orchestrator.campaign import Campaign
 from orchestrator.campaign_context import build_context, build_reporter, campaign_lock
+from orchestrator.campaign_journal import recover_interrupted
 from orchestrator.campaign_result import CampaignProgress, CampaignResult
 from orchestrator.cli.campaign_options import add_campaign_flags, settings_from_args
-from orchestrator.planner import plan_campaign
 from orchestrator.sizes import format_size
 
 
@@ -60,7 +60,7 @@ def campaign_plan(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)
     context = build_context(settings, need_credentials=False)
     nodes = context.discovery.discover()
-    specs = plan_campaign(nodes, settings.protocols, settings.streams)
+    specs = context.campaign_settings(settings).plan(nodes)
     if args.json:
         print(
             json.dumps(
@@ -129,7 +129,8 @@ def campaign_run(args: argparse.Namespace) -> int:
     task = bar.add_task("starting", total=None, pairs="0/?")
     pair_total: dict[tuple[str, str], int] = {}
     pair_done: dict[tuple[str, str], int] = {}
-    per_pair = len(settings.protocols) * len(settings.streams)
+    campaign_settings = context.campaign_settings(settings, trigger="cli")
+    per_pair = campaign_settings.per_pair
 
     def progress(update: CampaignProgress) -> None:
         last = update.last or {}
@@ -146,19 +147,19 @@ def campaign_run(args: argparse.Namespace) -> int:
             pairs=f"{len(pair_total)}/{pairs}",
         )
 
+    campaign = Campaign(
+        campaign_settings,
+        discovery=context.discovery,
+        reporter=reporter,
+        creds=context.creds,
+        progress=progress,
+    )
     with campaign_lock(), stop_on_signals(stop):
         recover_interrupted(reporter)
         reporter.start()
         try:
             with bar:
-                result = run_campaign(
-                    context.discovery,
-                    **context.campaign_arguments(settings),
-                    reporter=reporter,
-                    progress=progress,
-                    stop=stop,
-                    trigger="cli",
-                )
+                result = campaign.run(stop)
         finally:
             reporter.close(flush_timeout=10.0)
     Console().print(summary_table(result, context.file_size, settings.transfers))

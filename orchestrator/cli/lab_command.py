@@ -155,9 +155,12 @@ def _up(args: argparse.Namespace) -> int:
 
 
 def _all_ok(inventory: LabInventory) -> bool:
-    """Every node healthy, and the WAN delay program (if any) doing its job."""
+    """Every node healthy, the token issuer answering, and the WAN delay program (if any)
+    doing its job."""
     delay = inventory.wan.get("delay_line", {}).get("state", "off")
-    return all(h.get("ok") for h in inventory.health.values()) and delay in ("off", "running")
+    issuer = inventory.token_issuer.get("health", "ok")
+    nodes_ok = all(h.get("ok") for h in inventory.health.values())
+    return nodes_ok and issuer == "ok" and delay in ("off", "running")
 
 
 def _rtt(args: argparse.Namespace) -> int:
@@ -207,6 +210,9 @@ def _print_table(inventory: LabInventory) -> None:
             f"{ports['gridftp']:>8}  {verdict or 'unknown'}"
         )
     print(f"client certificate: {inventory.client.cert}")
+    if inventory.token_issuer:
+        issuer = inventory.token_issuer
+        print(f"token issuer: {issuer.get('url')} ({issuer.get('health', 'unknown')})")
     _print_wan(inventory)
 
 

@@ -30,6 +30,7 @@ from orchestrator.measurement import (
 )
 from orchestrator.sizes import format_size, parse_size
 from orchestrator.transfers import DEFAULT_TIMEOUT, TRANSFER_TOOLS, HttpsTpc
+from orchestrator.transfers.base import AUTH_MODES
 
 MAX_STREAMS = 100  # XRootD refuses more than 100 HTTP-TPC streams
 
@@ -51,6 +52,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="s per transfer")
     parser.add_argument("--mode", choices=("pull", "push"), default="pull", help="https only")
+    parser.add_argument(
+        "--auth",
+        choices=AUTH_MODES,
+        default="x509",
+        help="x509: the client certificate; token: tokens minted per transfer by the lab's "
+        "issuer (https only)",
+    )
     parser.add_argument("--json", action="store_true", help="print the full record as JSON")
     parser.add_argument("--keep-files", action="store_true", help="leave destination files")
     parser.add_argument("--inventory", type=Path, help="lab inventory (default: the running lab)")
@@ -86,6 +94,16 @@ def measure(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise UserError(f"--file-size: {exc}") from None
     tool = HttpsTpc(args.mode) if args.protocol == "https" else TRANSFER_TOOLS[args.protocol]()
+    if args.auth not in tool.auths:
+        raise UserError(
+            f"--auth {args.auth} does not work with --protocol {args.protocol}; "
+            f"it takes: {', '.join(tool.auths)}"
+        )
+    if args.auth == "token" and creds.tokens is None:
+        raise UserError(
+            "--auth token needs the lab's token issuer, and this lab has none; restart it: "
+            "tpcbench lab down && tpcbench lab up"
+        )
     logging.getLogger("httpx").setLevel(
         logging.WARNING
     )  # one line per request would garble the display
@@ -104,6 +122,7 @@ def measure(args: argparse.Namespace) -> int:
                 tool=tool,
                 keep_files=args.keep_files,
                 on_progress=live.update,
+                auth=args.auth,
             )
         )
     if args.json:
@@ -195,7 +214,8 @@ def summary_line(record: MeasurementRecord) -> str:
 
 def result_table(record: MeasurementRecord) -> Table:
     table = Table(
-        title=f"{record.protocol} {record.src} -> {record.dst}, {record.streams} stream(s), "
+        title=f"{record.protocol} ({record.auth}) {record.src} -> {record.dst}, "
+        f"{record.streams} stream(s), "
         f"{len(record.transfers)} x {format_size(record.file_size)}",
     )
     for column in ("#", "outcome", "error", "seconds", "bytes", "Gbit/s", "message"):

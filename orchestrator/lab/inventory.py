@@ -2,7 +2,8 @@
 
 Shape: {"nodes": [Endpoint.to_json() + {"health": {...}, "tcp": {...}, "rtt": {...}}],
         "client": ClientCredentials, "file_size": N, "ca": "<dir>", "mode": "netns"|"loopback",
-        "runtime": "process"|"podman", "wan": {...}}
+        "runtime": "process"|"podman", "wan": {...},
+        "token_issuer": {"url": "https://...", "health": "ok" | reason}}
 A node's "tcp" is what its namespace really uses (congestion control, tcp_rmem, tcp_wmem);
 its "rtt" maps each other node to {"target_ms", "measured_ms", "within_target"} (targets only
 with an emulated WAN, `lab up --rtt`). "wan" holds the WAN settings, the delay program's state
@@ -45,6 +46,7 @@ class LabInventory:
     tcp: dict[str, dict[str, str]] = field(default_factory=dict)  # node name -> sysctls
     rtt_measured: dict[str, dict[str, float | None]] = field(default_factory=dict)  # src -> dst
     wan: dict[str, Any] = field(default_factory=dict)  # settings, delay_line, rtt_measured_at
+    token_issuer: dict[str, str] = field(default_factory=dict)  # url, health
 
     def node(self, name: str) -> Endpoint:
         for endpoint in self.nodes:
@@ -88,6 +90,7 @@ class LabInventory:
             "mode": self.mode,
             "runtime": self.runtime,
             "wan": self.wan,
+            "token_issuer": self.token_issuer,
         }
 
     @classmethod
@@ -106,6 +109,7 @@ class LabInventory:
                 for n in data["nodes"]
             },
             wan=data.get("wan", {}),
+            token_issuer=data.get("token_issuer", {}),
         )
 
 

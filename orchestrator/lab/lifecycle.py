@@ -28,11 +28,18 @@ from orchestrator.lab.node_files import copy_certdir, own, prepare_node_dir, wai
 from orchestrator.lab.preflight import check_host_ports_free, check_reachable_by
 from orchestrator.lab.run_record import LabRun
 from orchestrator.lab.runtime import PROCESS, NodeFiles, Runtime, make_runtime
+from orchestrator.lab.token_issuer import (
+    issuer_address,
+    issuer_health,
+    start_token_issuer,
+    stop_token_issuer,
+)
+from orchestrator.lab.token_trust import trust_in_namespace
 from orchestrator.lab.topology import LOOPBACK, MODES, NETNS, LabNetwork, NodePlan, plan_nodes
 from orchestrator.lab.wan_profile import RttMatrix, TcpSettings, rtt_matrix
 from orchestrator.paths import tpcbench_home
 from orchestrator.servers import render_grid_mapfile
-from orchestrator.servers.source_file import source_path, write_source_file
+from orchestrator.servers.source_file import ensure_token_source, source_path, write_source_file
 
 DEFAULT_FILE_SIZE = 1 << 30
 CLIENT_NAME = "orchestrator"
@@ -190,8 +197,13 @@ def _build(
         net.create_network(record, plans, network, links.rate_gbit, links.tcp)
         if links.matrix is not None:
             wan.start_wan(record, plans, network, links.matrix)
+    issuer, minter = start_token_issuer(
+        record, lab_dir(home) / "issuer", ca, *issuer_address(record.mode, network)
+    )
     client_cred = ca.issue_client(CLIENT_NAME)
-    client = ClientCredentials(cert=client_cred.cert, key=client_cred.key, certdir=ca.certdir)
+    client = ClientCredentials(
+        cert=client_cred.cert, key=client_cred.key, certdir=ca.certdir, tokens=minter
+    )
     certdir = copy_certdir(ca.certdir, lab_dir(home) / "certificates")
     grid_mapfile = render_grid_mapfile({client_cred.subject_dn: account.name})
 
@@ -216,7 +228,12 @@ def _build(
         else:
             copy_source_file(source, target)
         own(target, account, 0o644)
-        files = NodeFiles(plan=plan, node_dir=node_dir, data_root=data_root, certdir=certdir)
+        own(ensure_token_source(data_root, file_size).parent, account, 0o755)
+        if plan.netns is not None:
+            trust_in_namespace(plan.netns, issuer.bundle)
+        files = NodeFiles(
+            plan=plan, node_dir=node_dir, data_root=data_root, certdir=certdir, issuer=issuer
+        )
         servers.start_node(record, files, hosts)
         endpoints.append(
             Endpoint(
@@ -240,6 +257,7 @@ def _build(
         mode=record.mode,
         runtime=servers.name,
         wan=links.settings(),
+        token_issuer={"url": issuer.url, "health": issuer_health(issuer.url, ca.certdir)},
     )
     inventory = replace(
         inventory, health={e.name: probe_node(e, client, file_size) for e in endpoints}
@@ -262,6 +280,9 @@ def stop_lab(home: Path | None = None) -> list[str]:
         return []
     record = LabRun.load(record_path)
     done, problems = make_runtime(record.runtime).stop(record)
+    issuer_done, issuer_problems = stop_token_issuer(record)
+    done.extend(issuer_done)
+    problems.extend(issuer_problems)
     wan_done, wan_problems = wan.stop_wan(record)
     done.extend(wan_done)
     problems.extend(wan_problems)
@@ -304,6 +325,10 @@ def lab_status(home: Path | None = None) -> LabInventory:
                 result["ok"] = result["ok"] and verdict == "ok"
         health[endpoint.name] = result
     inventory = replace(inventory, health=health)
+    if inventory.token_issuer.get("url"):
+        url = inventory.token_issuer["url"]
+        checked = {"url": url, "health": issuer_health(url, inventory.client.certdir)}
+        inventory = replace(inventory, token_issuer=checked)
     if record.mode == NETNS:
         inventory = wan.refresh_wan(inventory, record)
         save_inventory(inventory, inventory_path(home))  # the last measured RTTs

@@ -4,7 +4,8 @@ Each node runs three containers inside its network namespace (`--network ns:/run
 the way the chart's pods run on a node's host network: xrootd, gridftp and the RTT probe,
 from the debian flavour of images/ (`make images`). Mounts follow the container layout the
 chart uses (orchestrator/servers/layout.py): the node's memory-backed directory at /data,
-the host certificate and key, the CA directory and the grid-mapfile read-only. Root file
+the host certificate and key, the CA directory and the grid-mapfile read-only, and, for the
+token issuer, the system CA bundle with our CA over the image's (token_trust.py). Root file
 systems are read-only, every capability is dropped and the servers run as uid 10001.
 `lab down` removes the containers this lab recorded, and nothing else.
 """
@@ -23,6 +24,7 @@ from orchestrator.lab.network import LAB_SUPERNET
 from orchestrator.lab.preflight import NETNS_PROGRAMS, ServerAccount, check_packages
 from orchestrator.lab.run_record import LabRun, ServerContainer
 from orchestrator.lab.runtime import PODMAN, NodeFiles
+from orchestrator.lab.token_issuer import SYSTEM_BUNDLE
 from orchestrator.latency import PROBE_DEFAULT_PORT, PROBE_PORT_NAME
 from orchestrator.servers import layout
 
@@ -107,7 +109,12 @@ class PodmanRuntime:
             "xrootd", "--exec", "--name", plan.name,
             "--https-port", str(plan.ports["https"]), "--root-port", str(plan.ports["root"]),
         ]  # fmt: skip
-        self._run(record, files, "xrootd", image_name("xrootd"), xrootd_args, mounts, hosts)
+        xrootd_mounts = list(mounts)
+        if files.issuer is not None:
+            xrootd_args += ["--token-issuer", files.issuer.url]
+            xrootd_args += ["--token-audience", files.token_audience]
+            xrootd_mounts.append(f"{files.issuer.bundle}:{SYSTEM_BUNDLE}:ro")
+        self._run(record, files, "xrootd", image_name("xrootd"), xrootd_args, xrootd_mounts, hosts)
         low, high = plan.data_ports
         gridftp_args = [
             "gridftp", "--exec", "--data-interface", plan.address,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from orchestrator.errors import UserError
 from orchestrator.lab.topology import NodePlan, all_ports
-from orchestrator.servers.xrootd import REQUIRED_PLUGINS
+from orchestrator.servers.xrootd import REQUIRED_PLUGINS, TOKEN_PLUGIN
 
 # program -> the Debian package that provides it
 PROGRAMS = {
@@ -23,6 +23,11 @@ PROGRAMS = {
 }
 NETNS_PROGRAMS = {"ip": "iproute2", "ss": "iproute2", "tc": "iproute2", "setpriv": "util-linux"}
 PLUGIN_PACKAGE = "xrootd-server-plugins"
+# plugin -> the Debian package that provides it (the lab's servers accept our tokens)
+PLUGINS = {
+    **{plugin: PLUGIN_PACKAGE for plugin in REQUIRED_PLUGINS},
+    TOKEN_PLUGIN: "xrootd-scitokens-plugins",
+}
 LIBRARY_DIRS = (
     "/usr/lib/x86_64-linux-gnu",
     "/usr/lib/aarch64-linux-gnu",
@@ -48,10 +53,10 @@ def check_packages(
             missing_items.append(program)
             missing_packages.append(package)
     dirs = [Path(d) for d in library_dirs]
-    for plugin in REQUIRED_PLUGINS:
+    for plugin, package in PLUGINS.items():
         if not any((d / plugin).exists() for d in dirs):
             missing_items.append(plugin)
-            missing_packages.append(PLUGIN_PACKAGE)
+            missing_packages.append(package)
     if missing_items:
         packages = " ".join(dict.fromkeys(missing_packages))
         raise UserError(

@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 from orchestrator.lab import processes
+from orchestrator.lab.node_files import own
 from orchestrator.lab.preflight import (
     NETNS_PROGRAMS,
     PROGRAMS,
@@ -17,6 +18,7 @@ from orchestrator.lab.preflight import (
 )
 from orchestrator.lab.run_record import LabRun
 from orchestrator.lab.runtime import PROCESS, NodeFiles
+from orchestrator.lab.token_trust import prefill_key_cache
 from orchestrator.lab.topology import NETNS, NodePlan
 from orchestrator.servers import (
     GridftpSettings,
@@ -26,6 +28,7 @@ from orchestrator.servers import (
     render_xrootd_config,
     xrootd_command,
     xrootd_environment,
+    xrootd_files,
     xrootd_log_file,
 )
 
@@ -65,9 +68,20 @@ class ProcessRuntime:
             root_port=plan.ports["root"],
             https_port=plan.ports["https"],
             xrdcp_path=shutil.which("xrdcp") or "/usr/bin/xrdcp",
+            token_issuer=files.issuer.url if files.issuer else None,
+            token_audience=files.token_audience if files.issuer else None,
         )
         config = node_dir / "xrootd.cfg"
         config.write_text(render_xrootd_config(xrootd))
+        for path, text in xrootd_files(xrootd).items():
+            path.write_text(text)
+        if files.issuer is not None:
+            cache_home = Path(xrootd_environment(xrootd)["XDG_CACHE_HOME"])
+            cache_home.mkdir(exist_ok=True)
+            own(cache_home, self.server_account(), 0o755)
+            if plan.netns is None:  # no /etc/netns/<node>/ssl to fetch the keys through
+                issuer = files.issuer
+                prefill_key_cache(cache_home, issuer.url, issuer.jwks, self.server_account())
         argv = self._launcher(plan) + xrootd_command(config, node_dir / "xrootd.log", plan.name)
         env = {**base_env, **xrootd_environment(xrootd)}
         _spawn(record, plan, "xrootd", argv, env, node_dir)

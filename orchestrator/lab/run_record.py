@@ -38,6 +38,7 @@ class LabRun:
     processes: list[ServerProcess] = field(default_factory=list)
     containers: list[ServerContainer] = field(default_factory=list)
     delay_line: ServerProcess | None = None  # the WAN delay program in the router (--rtt)
+    token_issuer: ServerProcess | None = None  # the lab's token issuer service
 
     def save(self) -> None:
         data: dict[str, Any] = {
@@ -51,6 +52,7 @@ class LabRun:
             "processes": [p.to_json() for p in self.processes],
             "containers": [asdict(c) for c in self.containers],
             "delay_line": self.delay_line.to_json() if self.delay_line else None,
+            "token_issuer": self.token_issuer.to_json() if self.token_issuer else None,
         }
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_name(self.path.name + ".tmp")
@@ -72,4 +74,7 @@ class LabRun:
             processes=[ServerProcess.from_json(p) for p in data["processes"]],
             containers=[ServerContainer(**c) for c in data.get("containers", [])],
             delay_line=ServerProcess.from_json(line) if (line := data.get("delay_line")) else None,
+            token_issuer=(
+                ServerProcess.from_json(issuer) if (issuer := data.get("token_issuer")) else None
+            ),
         )

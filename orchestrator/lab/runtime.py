@@ -19,6 +19,7 @@ from typing import Protocol
 from orchestrator.errors import UserError
 from orchestrator.lab.preflight import ServerAccount
 from orchestrator.lab.run_record import LabRun
+from orchestrator.lab.token_issuer import LabIssuer
 from orchestrator.lab.topology import NodePlan
 
 PROCESS = "process"
@@ -34,6 +35,12 @@ class NodeFiles:
     node_dir: Path  # logs, generated config, pki/ (hostcert.pem, hostkey.pem), grid-mapfile
     data_root: Path  # the node's memory-backed data directory
     certdir: Path  # the CA's grid-security directory, readable by the servers
+    issuer: LabIssuer | None = None  # the lab's token issuer, whose tokens xrootd accepts
+
+    @property
+    def token_audience(self) -> str:
+        """The node's own https URL, as the orchestrator names it (transfers.urls)."""
+        return f"https://{self.plan.address}:{self.plan.ports['https']}"
 
 
 class Runtime(Protocol):

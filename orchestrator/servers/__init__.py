@@ -11,6 +11,7 @@ from orchestrator.servers.xrootd import (
     render_xrootd_config,
     xrootd_command,
     xrootd_environment,
+    xrootd_files,
     xrootd_log_file,
 )
 
@@ -23,5 +24,6 @@ __all__ = [
     "render_xrootd_config",
     "xrootd_command",
     "xrootd_environment",
+    "xrootd_files",
     "xrootd_log_file",
 ]

@@ -29,6 +29,7 @@ from orchestrator.servers.xrootd import (
     render_xrootd_config,
     xrootd_command,
     xrootd_environment,
+    xrootd_files,
 )
 from orchestrator.sizes import size_argument
 
@@ -72,6 +73,16 @@ def build_parser() -> argparse.ArgumentParser:
     xrootd.add_argument("--run-dir", type=Path, default=layout.RUN_DIR)
     xrootd.add_argument("--root-port", type=int, default=1094)
     xrootd.add_argument("--https-port", type=int, default=8443)
+    xrootd.add_argument(
+        "--token-issuer",
+        default=None,
+        metavar="URL",
+        help="accept this issuer's tokens in the token area (needs xrootd-scitokens-plugins; "
+        "the issuer's CA must be in the system bundle)",
+    )
+    xrootd.add_argument(
+        "--token-audience", default=None, metavar="URL", help="this server's own https URL"
+    )
     _add_common(xrootd)
 
     gridftp = servers.add_parser("gridftp", help="globus-gridftp-server with GSI")
@@ -134,13 +145,15 @@ def check_credentials(cert: Path, started_pid: int) -> int:
     return 0
 
 
-def _write_source(data_root: Path, size: int | None) -> None:
+def _write_source(data_root: Path, size: int | None, *, token_area: bool = False) -> None:
     if size is None:
         return
-    from orchestrator.servers.source_file import ensure_source_file
+    from orchestrator.servers.source_file import ensure_source_file, ensure_token_source
 
     path, written = ensure_source_file(data_root, size)
     print(f"source file {path}: {'written' if written else 'present'}", file=sys.stderr)
+    if token_area:
+        print(f"token area source {ensure_token_source(data_root, size)}", file=sys.stderr)
 
 
 def _xrootd(args: argparse.Namespace) -> tuple[list[str], dict[str, str]] | None:
@@ -153,7 +166,11 @@ def _xrootd(args: argparse.Namespace) -> tuple[list[str], dict[str, str]] | None
         certdir=args.certdir,
         root_port=args.root_port,
         https_port=args.https_port,
+        token_issuer=args.token_issuer,
+        token_audience=args.token_audience,
     )
+    if args.token_audience and not args.token_issuer:
+        raise UserError("--token-audience needs --token-issuer")
     config = render_xrootd_config(settings)
     if not args.exec:
         sys.stdout.write(config)
@@ -161,7 +178,11 @@ def _xrootd(args: argparse.Namespace) -> tuple[list[str], dict[str, str]] | None
     args.run_dir.mkdir(parents=True, exist_ok=True)
     config_path = args.run_dir / "xrootd.cfg"
     config_path.write_text(config)
-    _write_source(args.data_root, args.source_size)
+    for path, text in xrootd_files(settings).items():
+        path.write_text(text)
+    if settings.token_issuer is not None:
+        Path(xrootd_environment(settings)["XDG_CACHE_HOME"]).mkdir(exist_ok=True)
+    _write_source(args.data_root, args.source_size, token_area=settings.token_issuer is not None)
     log = None if args.log == STDERR else Path(args.log)
     return xrootd_command(config_path, log, args.name), xrootd_environment(settings)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
-from orchestrator.endpoints import source_name
+from orchestrator.endpoints import in_token_area, source_name
 from orchestrator.errors import UserError
 
 CHUNK = 16 << 20
@@ -36,6 +36,28 @@ def ensure_source_file(data_root: Path, size: int) -> tuple[Path, bool]:
         pass
     write_source_file(path, size)
     return path, True
+
+
+def ensure_token_source(data_root: Path, size: int) -> Path:
+    """The token area under `data_root` with the source file in it: a hard link to the
+    source (no second copy in memory), so token transfers read the very same bytes."""
+    source = source_path(data_root, size)
+    linked = Path(data_root) / in_token_area(source_name(size)).lstrip("/")
+    linked.parent.mkdir(exist_ok=True)
+    os.chmod(linked.parent, 0o755)
+    try:
+        if os.path.samefile(source, linked):
+            return linked
+        linked.unlink()
+    except FileNotFoundError:
+        pass
+    try:
+        os.link(source, linked)
+    except OSError as exc:
+        raise UserError(
+            f"cannot link the source file into {linked.parent}: {exc.strerror}"
+        ) from None
+    return linked
 
 
 def write_source_file(path: Path, size: int) -> None:

@@ -3,6 +3,12 @@
 Used by the lab and by the container image, so both run exactly this configuration.
 Verified against xrootd 5.5.3: the lab's and the images' tests run HTTPS-TPC and root://
 TPC through exactly this configuration.
+
+With a token issuer, the SciTokens plugin (xrootd-scitokens-plugins) checks bearer tokens.
+It consults the authorization database whenever a token is missing or does not authorize
+(expired, unknown issuer, another path), so the database keeps everything open as before
+(x509 transfers need that: their server-to-server legs are anonymous) except the token area,
+which only a valid token opens.
 """
 
 from __future__ import annotations
@@ -10,10 +16,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ca.tokens import ANY_AUDIENCE
+from orchestrator.endpoints import TOKEN_AREA
+
 XROOTD_BINARY = "xrootd"
 XRDCP_BINARY = "xrdcp"
 # XrdHttp loads these plugins by their versioned names (the loader appends -5).
 REQUIRED_PLUGINS = ("libXrdHttp-5.so", "libXrdHttpTPC-5.so")
+TOKEN_PLUGIN = "libXrdAccSciTokens-5.so"  # Debian: xrootd-scitokens-plugins
+AUTHDB_FILE = "authdb"
+SCITOKENS_FILE = "scitokens.cfg"
 
 
 @dataclass(frozen=True)
@@ -33,6 +45,10 @@ class XrootdSettings:
     tpc_first_byte_timeout: int = 120
     tpc_trace: str = "info"
     xrdcp_path: str = "/usr/bin/xrdcp"  # the program the root:// TPC destination runs
+    # The token issuer (https URL) whose tokens open the token area; None: no tokens at all.
+    token_issuer: str | None = None
+    # The server's own https URL (https://address:port): tokens minted for it are accepted.
+    token_audience: str | None = None
 
 
 def render_xrootd_config(settings: XrootdSettings) -> str:
@@ -53,9 +69,51 @@ def render_xrootd_config(settings: XrootdSettings) -> str:
         f"tpc.timeout {s.tpc_idle_timeout} {s.tpc_first_byte_timeout}",
         # root:// third-party copy: the destination pulls with `xrdcp --server`.
         f"ofs.tpc autorm streams 8,15 pgm {s.xrdcp_path} --server",
-        "",
     ]
-    return "\n".join(lines)
+    if s.token_issuer is not None:
+        lines += [
+            "http.header2cgi Authorization authz",  # the plugin reads the token from the CGI
+            "ofs.authorize 1",
+            f"acc.authdb {s.run_dir / AUTHDB_FILE}",
+            f"ofs.authlib ++ libXrdAccSciTokens.so config={s.run_dir / SCITOKENS_FILE}",
+        ]
+    return "\n".join([*lines, ""])
+
+
+def render_authdb() -> str:
+    """Everyone may do anything, as without authorization, except in the token area.
+
+    XrdAcc applies a user's first matching path, so the token area's line comes first.
+    """
+    return f"u * {TOKEN_AREA}/ -a / a\n"
+
+
+def render_scitokens_config(settings: XrootdSettings) -> str:
+    """The SciTokens plugin's settings: one issuer, scopes relative to the exported `/`."""
+    assert settings.token_issuer is not None
+    audiences = [ANY_AUDIENCE, *([settings.token_audience] if settings.token_audience else [])]
+    return "\n".join(
+        [
+            "[Global]",
+            f"audience = {', '.join(audiences)}",
+            "onmissing = passthrough",  # no token: the authorization database decides
+            "",
+            "[Issuer tpc-bench]",
+            f"issuer = {settings.token_issuer}",
+            "base_path = /",
+            "",
+        ]
+    )
+
+
+def xrootd_files(settings: XrootdSettings) -> dict[Path, str]:
+    """The files besides xrootd.cfg that the configuration names (none without tokens)."""
+    if settings.token_issuer is None:
+        return {}
+    return {
+        settings.run_dir / AUTHDB_FILE: render_authdb(),
+        settings.run_dir / SCITOKENS_FILE: render_scitokens_config(settings),
+    }
 
 
 def xrootd_command(config_path: Path, log_path: Path | None, name: str) -> list[str]:
@@ -68,8 +126,12 @@ def xrootd_command(config_path: Path, log_path: Path | None, name: str) -> list[
 
 
 def xrootd_environment(settings: XrootdSettings) -> dict[str, str]:
-    """Extra environment: the TPC plugin's libcurl gets the CA directory explicitly."""
-    return {"XRDTPC_CADIR": str(settings.certdir)}
+    """Extra environment: the TPC plugin's libcurl gets the CA directory explicitly; the
+    SciTokens library keeps the issuer's keys in a cache under the run directory."""
+    env = {"XRDTPC_CADIR": str(settings.certdir)}
+    if settings.token_issuer is not None:
+        env["XDG_CACHE_HOME"] = str(settings.run_dir / "cache")
+    return env
 
 
 def xrootd_log_file(log_path: Path, name: str) -> Path:

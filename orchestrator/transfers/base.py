@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import Literal, Protocol
 
 from orchestrator.endpoints import ClientCredentials, Endpoint
+from orchestrator.transfers.phases import PhaseTimeline
 from orchestrator.transfers.record import Clock, ErrorClass, ProgressPoint, TransferRecord
 
 # Called with (transfer index, bytes moved so far) whenever a tool learns of progress.
 ProgressCallback = Callable[[int, int], None]
 
 DEFAULT_TIMEOUT = 600.0
+
+# How a transfer is authorized: the client certificate (x509) or tokens minted per transfer.
+Auth = Literal["x509", "token"]
+AUTH_MODES: tuple[str, ...] = ("x509", "token")
 
 
 class TransferTool(Protocol):
@@ -20,9 +25,11 @@ class TransferTool(Protocol):
     Paths are names under the endpoints' data roots (e.g. `source_name(size)`). `run` never
     raises for a failed transfer: the failure is returned as data in the record. `size` is
     the expected byte count, reported as the record's bytes when the protocol says success.
+    `auth` is one of the tool's `auths`.
     """
 
     name: str
+    auths: tuple[str, ...]
 
     async def run(
         self,
@@ -38,6 +45,7 @@ class TransferTool(Protocol):
         size: int | None = None,
         clock: Clock | None = None,
         on_progress: ProgressCallback | None = None,
+        auth: Auth = "x509",
     ) -> TransferRecord: ...
 
 
@@ -56,8 +64,12 @@ def build_record(
     error_class: ErrorClass | None = None,
     message: str = "",
     progress: list[ProgressPoint] | None = None,
+    timeline: PhaseTimeline | None = None,
 ) -> TransferRecord:
-    """A record from what a tool observed; on success the bytes are the expected size."""
+    """A record from what a tool observed; on success the bytes are the expected size.
+
+    `timeline` holds the phases the tool stamped; without one the record has no phases.
+    """
     return TransferRecord(
         index=index,
         protocol=protocol,
@@ -70,6 +82,10 @@ def build_record(
         bytes=size if succeeded and size is not None else moved,
         outcome="success" if succeeded else "failure",
         error_class=None if succeeded else (error_class or "remote-failure"),
-        message=message[:2000],  # a whole stderr dump does not belong in the database
+        # A whole stderr dump does not belong in the database, nor the NUL xrdcp ends its
+        # error with (PostgreSQL text cannot hold it; the webapp refuses the record).
+        message=message.replace("\x00", "")[:2000],
         progress=progress or [],
+        phases=timeline.durations(end) if timeline is not None else {},
+        first_progress=timeline.first_progress if timeline is not None else None,
     )

@@ -3,6 +3,7 @@
 Options (why each: docs/measurements.md): `-p S` parallel streams; `-fast` MODE E with
 data-channel reuse, what any GridFTP expert uses; `-nodcau` as FTS/gfal2 run production
 GridFTP TPC by default; no `-tcp-bs`, so the kernel autotunes buffers as it does for XRootD.
+`-dbg` prints the control channels' transcript, which times the phases (gridftp_transcript).
 """
 
 from __future__ import annotations
@@ -11,8 +12,10 @@ import os
 import re
 
 from orchestrator.endpoints import ClientCredentials, Endpoint
-from orchestrator.transfers.base import DEFAULT_TIMEOUT, ProgressCallback, build_record
+from orchestrator.transfers.base import DEFAULT_TIMEOUT, Auth, ProgressCallback, build_record
 from orchestrator.transfers.error_classes import outcome_of
+from orchestrator.transfers.gridftp_transcript import GridftpTranscript, without_transcript
+from orchestrator.transfers.phases import PhaseTimeline
 from orchestrator.transfers.process import run_process
 from orchestrator.transfers.record import Clock, ProgressPoint, TransferRecord
 from orchestrator.transfers.urls import gsiftp_url
@@ -42,11 +45,14 @@ def globus_url_copy_argv(
     dcau: bool = False,
     tcp_buffer: str | None = None,
     progress: bool = True,
+    transcript: bool = True,
 ) -> list[str]:
     """The exact command line; the fidelity bench runs the same one bare."""
     argv = ["globus-url-copy", "-fast", "-p", str(streams)]
     if progress:
         argv.append("-vb")
+    if transcript:
+        argv.append("-dbg")
     if not dcau:
         argv.append("-nodcau")
     if tcp_buffer is not None:
@@ -63,6 +69,7 @@ class GridFtpTpc:
     """`globus-url-copy` from source to destination server; exit code and stderr decide."""
 
     name = "gridftp"
+    auths: tuple[str, ...] = ("x509",)  # the client certificate (or its proxy) only
 
     def __init__(self, *, dcau: bool = False, tcp_buffer: str | None = None) -> None:
         self.dcau = dcau
@@ -82,6 +89,7 @@ class GridFtpTpc:
         size: int | None = None,
         clock: Clock | None = None,
         on_progress: ProgressCallback | None = None,
+        auth: Auth = "x509",
     ) -> TransferRecord:
         clock = clock or Clock()
         argv = globus_url_copy_argv(
@@ -89,6 +97,7 @@ class GridFtpTpc:
         )
         progress: list[ProgressPoint] = []
         start = clock.now()
+        timeline = PhaseTimeline(start)
 
         def on_line(line: str) -> None:
             match = _VB_PROGRESS.match(line)
@@ -100,9 +109,14 @@ class GridFtpTpc:
                 on_progress(index, moved)
 
         result = await run_process(
-            argv, env=credential_env(creds), timeout=timeout, on_stdout_line=on_line
+            argv,
+            env=credential_env(creds),
+            timeout=timeout,
+            on_stdout_line=on_line,
+            on_stderr_line=GridftpTranscript(timeline, clock).feed,
         )
         end = clock.now()
+        verdict = without_transcript(result.stderr)
         return build_record(
             index=index,
             protocol=self.name,
@@ -114,5 +128,6 @@ class GridFtpTpc:
             succeeded=result.returncode == 0 and not result.timed_out,
             size=size,
             moved=progress[-1].bytes if progress else 0,
-            **outcome_of(result.returncode, result.timed_out, result.stderr, timeout),
+            timeline=timeline,
+            **outcome_of(result.returncode, result.timed_out, verdict, timeout),
         )

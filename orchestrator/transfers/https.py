@@ -6,15 +6,19 @@ import asyncio
 import functools
 import os
 import ssl
-from typing import Literal
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal
 
 import httpx
 
+from ca.tokens import TokenError
 from orchestrator.endpoints import ClientCredentials, Endpoint
-from orchestrator.transfers.base import DEFAULT_TIMEOUT, ProgressCallback, build_record
+from orchestrator.transfers.base import DEFAULT_TIMEOUT, Auth, ProgressCallback, build_record
 from orchestrator.transfers.error_classes import classify_http_status, classify_message
 from orchestrator.transfers.perf_markers import PerfMarkerParser
+from orchestrator.transfers.phases import PhaseTimeline
 from orchestrator.transfers.record import Clock, ErrorClass, ProgressPoint, TransferRecord
+from orchestrator.transfers.token_headers import copy_token_headers, delete_token_header
 from orchestrator.transfers.urls import https_url
 
 Mode = Literal["pull", "push"]
@@ -22,21 +26,24 @@ Mode = Literal["pull", "push"]
 CONNECT_TIMEOUT = 30.0
 
 
-def client_ssl_context(creds: ClientCredentials) -> ssl.SSLContext:
-    """TLS verified against our CA directory (never disabled), presenting the client cert.
+def client_ssl_context(creds: ClientCredentials, auth: Auth = "x509") -> ssl.SSLContext:
+    """TLS verified against our CA directory (never disabled), presenting the client cert
+    for x509 (with tokens, none: the token alone must authorize).
 
     Built once per set of files (loading them costs more than a small transfer's handshake);
     a renewed certificate or CA directory changes the key, so a long-running orchestrator
     picks it up without a restart.
     """
-    stamp = tuple(os.stat(p).st_mtime_ns for p in (creds.cert, creds.key, creds.certdir))
-    return _ssl_context(creds, stamp)
+    files = (creds.cert, creds.key, creds.certdir) if auth == "x509" else (creds.certdir,)
+    stamp = tuple(os.stat(p).st_mtime_ns for p in files)
+    return _ssl_context(creds, auth, stamp)
 
 
 @functools.lru_cache(maxsize=8)
-def _ssl_context(creds: ClientCredentials, stamp: tuple[int, ...]) -> ssl.SSLContext:
+def _ssl_context(creds: ClientCredentials, auth: Auth, stamp: tuple[int, ...]) -> ssl.SSLContext:
     context = ssl.create_default_context(capath=str(creds.certdir))
-    context.load_cert_chain(str(creds.cert), str(creds.key))
+    if auth == "x509":
+        context.load_cert_chain(str(creds.cert), str(creds.key))
     return context
 
 
@@ -51,10 +58,32 @@ def tpc_headers(
     return {"Destination": destination_url, "Overwrite": "T"}
 
 
+def phase_trace(
+    timeline: PhaseTimeline, clock: Clock, response_at: list[float]
+) -> Callable[[str, dict[str, Any]], Awaitable[None]]:
+    """An httpx `trace` hook that stamps the phases of the COPY's connection.
+
+    `response_at` gets the moment the response headers arrived: whether the copy started
+    depends on their status, which the caller learns only afterwards.
+    """
+
+    async def trace(event: str, info: dict[str, Any]) -> None:
+        now = clock.now()
+        if event == "connection.start_tls.started":
+            timeline.enter("handshake", now)
+        elif event.endswith(".send_request_headers.started"):
+            timeline.enter("request", now)
+        elif event.endswith(".receive_response_headers.complete"):
+            response_at.append(now)
+
+    return trace
+
+
 class HttpsTpc:
     """HTTP-TPC in pull mode (COPY to the destination with `Source:`) or push mode."""
 
     name = "https"
+    auths: tuple[str, ...] = ("x509", "token")
 
     def __init__(self, mode: Mode = "pull") -> None:
         if mode not in ("pull", "push"):
@@ -75,6 +104,7 @@ class HttpsTpc:
         size: int | None = None,
         clock: Clock | None = None,
         on_progress: ProgressCallback | None = None,
+        auth: Auth = "x509",
     ) -> TransferRecord:
         clock = clock or Clock()
         source_url, destination_url = https_url(src, src_path), https_url(dst, dst_path)
@@ -85,11 +115,27 @@ class HttpsTpc:
         parser = PerfMarkerParser()
         progress: list[ProgressPoint] = []
         start = clock.now()
+        timeline = PhaseTimeline(start)
         succeeded, error_class, message = False, None, ""
         try:
+            if auth == "token":
+                pull = self.mode == "pull"
+                tokens = copy_token_headers(
+                    creds, src, dst, src_path, dst_path, pull=pull, timeout=timeout
+                )
+                headers = {**headers, **tokens}
             async with asyncio.timeout(timeout):
                 succeeded, error_class, message = await self._copy(
-                    creds, target, headers, parser, progress, start, clock, index, on_progress
+                    creds,
+                    auth,
+                    target,
+                    headers,
+                    parser,
+                    progress,
+                    timeline,
+                    clock,
+                    index,
+                    on_progress,
                 )
         except TimeoutError:
             error_class, message = "timeout", f"no verdict within the {timeout:g} s timeout"
@@ -108,6 +154,8 @@ class HttpsTpc:
             error_class, message = "tls", str(exc)
         except OSError as exc:  # our own client certificate or key could not be read
             error_class, message = "auth", f"client credentials: {exc}"
+        except TokenError as exc:  # no token issuer, or its key could not be read
+            error_class, message = "auth", f"tokens: {exc}"
         end = clock.now()
         return build_record(
             index=index,
@@ -123,33 +171,44 @@ class HttpsTpc:
             error_class=error_class,
             message=message,
             progress=progress,
+            timeline=timeline,
         )
 
     async def _copy(
         self,
         creds: ClientCredentials,
+        auth: Auth,
         target: str,
         headers: dict[str, str],
         parser: PerfMarkerParser,
         progress: list[ProgressPoint],
-        start: float,
+        timeline: PhaseTimeline,
         clock: Clock,
         index: int,
         on_progress: ProgressCallback | None,
     ) -> tuple[bool, ErrorClass | None, str]:
+        start = timeline.start
+        response_at: list[float] = []
+        trace = phase_trace(timeline, clock, response_at)
         async with (
             httpx.AsyncClient(
-                verify=client_ssl_context(creds),
+                verify=client_ssl_context(creds, auth),
                 timeout=httpx.Timeout(None, connect=CONNECT_TIMEOUT),
             ) as client,
-            client.stream("COPY", target, headers=headers) as response,
+            client.stream("COPY", target, headers=headers, extensions={"trace": trace}) as response,
         ):
+            if response.is_success:
+                # The server accepted the COPY and starts the copy: nothing has moved yet.
+                # (XRootD 5.5's first perf marker comes with these headers; with several
+                # streams it counts bytes scheduled, not moved, so its count is not used.)
+                timeline.begin_streaming(response_at[-1] if response_at else clock.now())
             async for text in response.aiter_text():
                 for _marker in parser.feed(text):
                     progress.append(ProgressPoint(clock.now() - start, parser.total_bytes))
                     if on_progress is not None:
                         on_progress(index, parser.total_bytes)
             parser.close()
+            timeline.enter("close", clock.now())  # the verdict is in: only teardown is left
         if response.status_code >= 300:
             detail = parser.last_line or response.reason_phrase
             return (
@@ -170,16 +229,21 @@ class HttpsTpc:
         return False, classify_message(text), text
 
 
-async def delete_https(dst: Endpoint, path: str, creds: ClientCredentials) -> str | None:
+async def delete_https(
+    dst: Endpoint, path: str, creds: ClientCredentials, auth: Auth = "x509"
+) -> str | None:
     """Remove a file through the endpoint's HTTPS side; returns an error message or None."""
     url = https_url(dst, path)
     try:
+        headers = delete_token_header(creds, dst, path) if auth == "token" else {}
         async with httpx.AsyncClient(
-            verify=client_ssl_context(creds), timeout=httpx.Timeout(60.0)
+            verify=client_ssl_context(creds, auth), timeout=httpx.Timeout(60.0)
         ) as client:
-            response = await client.delete(url)
+            response = await client.delete(url, headers=headers)
     except httpx.HTTPError as exc:
         return f"DELETE {url}: {type(exc).__name__}: {exc}"
+    except (OSError, TokenError) as exc:
+        return f"DELETE {url}: {exc}"
     if response.status_code in (200, 204, 404):
         return None  # 404: nothing was created, e.g. the transfer failed before opening
     return f"DELETE {url}: {response.status_code} {response.text.strip()[:200]}"

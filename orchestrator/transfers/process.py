@@ -34,8 +34,12 @@ async def run_process(
     env: Mapping[str, str] | None = None,
     timeout: float,
     on_stdout_line: Callable[[str], None] | None = None,
+    on_stderr_line: Callable[[str], None] | None = None,
 ) -> ProcessResult:
-    """Run `argv` to completion or `timeout`; no process of its group outlives this call."""
+    """Run `argv` to completion or `timeout`; no process of its group outlives this call.
+
+    The line callbacks get each line as it arrives (for progress and phase timing).
+    """
     process = await asyncio.create_subprocess_exec(
         *argv,
         stdin=asyncio.subprocess.DEVNULL,
@@ -46,7 +50,7 @@ async def run_process(
     )
     assert process.stdout is not None and process.stderr is not None
     stdout_task = asyncio.create_task(_read_lines(process.stdout, on_stdout_line))
-    stderr_task = asyncio.create_task(_read_lines(process.stderr, None))
+    stderr_task = asyncio.create_task(_read_lines(process.stderr, on_stderr_line))
     timed_out = False
     try:
         try:

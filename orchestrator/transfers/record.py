@@ -1,4 +1,4 @@
-"""What one transfer leaves behind: timing, bytes, outcome, error class and progress."""
+"""What one transfer leaves behind: timing, phases, bytes, outcome, error class, progress."""
 
 from __future__ import annotations
 
@@ -68,10 +68,27 @@ class TransferRecord:
     error_class: ErrorClass | None = None
     message: str = ""
     progress: list[ProgressPoint] = field(default_factory=list)
+    # Seconds per phase (transfers/phases.py), adding up to the duration; a failed transfer
+    # has the phases it reached. The first progress: when data began to flow, bytes by then.
+    phases: dict[str, float] = field(default_factory=dict)
+    first_progress: ProgressPoint | None = None
 
     @property
     def duration(self) -> float:
         return self.end - self.start
+
+    @property
+    def setup_s(self) -> float | None:
+        """Seconds from the request to the first progress; None if data never flowed."""
+        return None if self.first_progress is None else self.first_progress.elapsed
+
+    @property
+    def streaming_gbps(self) -> float | None:
+        """Gbit/s (1e9) moved after the first progress, over the streaming phase alone."""
+        streaming = self.phases.get("streaming", 0.0)
+        if self.first_progress is None or streaming <= 0:
+            return None
+        return max(0, self.bytes - self.first_progress.bytes) * 8 / streaming / 1e9
 
     @property
     def succeeded(self) -> bool:
@@ -89,4 +106,6 @@ class TransferRecord:
             "message": self.message,
             "duration_s": round(self.duration, 6),
             "progress": [[round(p.elapsed, 3), p.bytes] for p in self.progress],
+            "phases": {name: round(seconds, 6) for name, seconds in self.phases.items()},
+            "streaming_gbps": None if (rate := self.streaming_gbps) is None else round(rate, 6),
         }

@@ -5,12 +5,14 @@ from __future__ import annotations
 import re
 
 from orchestrator.endpoints import ClientCredentials, Endpoint
-from orchestrator.transfers.base import DEFAULT_TIMEOUT, ProgressCallback, build_record
+from orchestrator.transfers.base import DEFAULT_TIMEOUT, Auth, ProgressCallback, build_record
 from orchestrator.transfers.error_classes import outcome_of
 from orchestrator.transfers.gridftp import credential_env
+from orchestrator.transfers.phases import PhaseTimeline
 from orchestrator.transfers.process import run_process
 from orchestrator.transfers.record import Clock, TransferRecord
 from orchestrator.transfers.urls import root_url
+from orchestrator.transfers.xrdcl_log import XrdclLog
 
 # XrdCl retries a refused connection for up to 5 x 120 s by default; a measurement wants a
 # dead server to be a prompt `connect` failure. Data movement is unaffected.
@@ -40,7 +42,9 @@ def xrdcp_argv(
         "--force",
         "--nopbar",
         "-d",
-        "1",  # only XrdCl's error log tells a lost session from a refused connection
+        # XrdCl's debug log, as it happens: it times the phases (xrdcl_log.py), and only
+        # its errors tell a lost session from a refused connection.
+        "2",
         "--streams",
         str(streams),
         root_url(src, src_path),
@@ -51,10 +55,12 @@ def xrdcp_argv(
 class XrootdTpc:
     """root:// TPC: the destination server pulls from the source; exit code and stderr decide.
 
-    xrdcp prints no progress in TPC mode, so `on_progress` is never called here.
+    xrdcp prints no progress in TPC mode, so `on_progress` is never called here; its debug
+    log gives the phases.
     """
 
     name = "root"
+    auths: tuple[str, ...] = ("x509",)  # the client certificate (or its proxy) only
 
     async def run(
         self,
@@ -70,12 +76,16 @@ class XrootdTpc:
         size: int | None = None,
         clock: Clock | None = None,
         on_progress: ProgressCallback | None = None,
+        auth: Auth = "x509",
     ) -> TransferRecord:
         clock = clock or Clock()
         argv = xrdcp_argv(src, dst, src_path, dst_path, streams)
         start = clock.now()
+        timeline = PhaseTimeline(start)
         env = {**credential_env(creds), **FAIL_FAST_CONNECT}
-        result = await run_process(argv, env=env, timeout=timeout)
+        result = await run_process(
+            argv, env=env, timeout=timeout, on_stderr_line=XrdclLog(timeline, clock).feed
+        )
         end = clock.now()
         succeeded = result.returncode == 0 and not result.timed_out
         return build_record(
@@ -89,5 +99,6 @@ class XrootdTpc:
             succeeded=succeeded,
             size=size,
             moved=0,
+            timeline=timeline,
             **xrdcp_outcome(result.returncode, result.timed_out, result.stderr, timeout),
         )

@@ -27,3 +27,8 @@ def root_url(endpoint: Endpoint, path: str) -> str:
 def gsiftp_url(endpoint: Endpoint, path: str) -> str:
     # GridFTP serves the real filesystem, so the data root is part of the path.
     return f"gsiftp://{_host(endpoint)}:{endpoint.ports['gridftp']}{endpoint.data_root.rstrip('/')}{_name(path)}"
+
+
+def https_origin(endpoint: Endpoint) -> str:
+    """The server's own https URL without a path: the audience its tokens are minted for."""
+    return f"https://{_host(endpoint)}:{endpoint.ports['https']}"

@@ -88,6 +88,14 @@ def test_both_flavours_install_the_packages_the_servers_run(
             assert PROGRAMS[program] in runs, f"{path.name} {target}: {PROGRAMS[program]}"
 
 
+def test_both_flavours_install_the_token_plugin_the_xrootd_config_loads() -> None:
+    # the same config (orchestrator.servers) loads libXrdAccSciTokens when given an issuer
+    packages = {DEBIAN: "xrootd-scitokens-plugins=5.5.3-1", OSG: "xrootd-scitokens-"}
+    for path, package in packages.items():
+        runs = " ".join(v for i, v in stages(path)["xrootd"] if i == "RUN")
+        assert package in runs, path.name
+
+
 def test_the_osg_flavour_uses_the_osg_24_repository_and_epel() -> None:
     runtime = stages(OSG)["python-runtime"]
     text = " ".join(v for _, v in runtime)

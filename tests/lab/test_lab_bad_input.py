@@ -77,6 +77,8 @@ def test_missing_xrdhttp_plugins_name_their_package(tmp_path: Path) -> None:
         check_packages(PROGRAMS, library_dirs=[str(tmp_path)])
     assert "libXrdHttpTPC-5.so" in str(caught.value)
     assert "apt-get install xrootd-server-plugins" in str(caught.value)
+    assert "libXrdAccSciTokens-5.so" in str(caught.value)  # the lab's servers accept tokens
+    assert "xrootd-scitokens-plugins" in str(caught.value)
 
 
 def test_a_second_lab_in_the_same_home_is_refused(running_lab: RunningLab) -> None:

@@ -45,10 +45,15 @@ def test_lab_down_leaves_no_process_namespace_or_data() -> None:
             assert len(namespaces) == 2 and net_namespace(os.getpid()) not in namespaces
             assert {n.netns for n in inventory.nodes} <= existing_namespaces()
 
+        issuer = record["token_issuer"]["pid"]
+        assert group_members(issuer)
+
         stopped = stop_lab(home)
 
-        assert sum(line.startswith("stopped") for line in stopped) == 4
-        assert all(group_members(pid) == [] for pid in pids)
+        # xrootd and gridftp on each node, and the token issuer
+        assert sum(line.startswith("stopped") for line in stopped) == 5
+        assert f"stopped the token issuer (pid {issuer})" in stopped
+        assert all(group_members(pid) == [] for pid in [*pids, issuer])
         assert not any(root.exists() for root in data_roots)
         if os.geteuid() == 0:
             assert not {n for n in existing_namespaces() if n.startswith("tpcbl-")}

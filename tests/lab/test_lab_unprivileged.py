@@ -7,6 +7,7 @@ lab cycle and reports back through a pipe.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import os
@@ -24,6 +25,7 @@ from orchestrator.endpoints import source_name
 from orchestrator.lab import LabNetwork, start_lab, stop_lab
 from orchestrator.lab.health import client_tls_context
 from orchestrator.lab.processes import group_members
+from orchestrator.measurement import run_measurement
 
 pytestmark = [
     pytest.mark.lab,
@@ -43,6 +45,7 @@ def lab_cycle_as_nobody(home: Path) -> dict[str, Any]:
     network = LabNetwork(prefix="tpcbn", base_port=25000)
     inventory = start_lab(home, 2, SIZE, network=network)
     report: dict[str, Any] = {"mode": inventory.mode, "health": inventory.health}
+    report["issuer_health"] = inventory.token_issuer.get("health")
     try:
         src, dst = inventory.nodes
         context = client_tls_context(inventory.client)
@@ -58,6 +61,14 @@ def lab_cycle_as_nobody(home: Path) -> dict[str, Any]:
         report["same_bytes"] = sha256(Path(dst.data_root) / "copied") == sha256(
             Path(src.data_root) / source_name(SIZE).lstrip("/")
         )
+        # tokens too: the loopback nodes know the issuer's keys from their pre-filled cache
+        token_copy = asyncio.run(
+            run_measurement(
+                src, dst, "https", 2, 1, SIZE, creds=inventory.client, auth="token",
+                measure_latency=False,
+            )
+        )  # fmt: skip
+        report["token_copy"] = [(t.outcome, t.message) for t in token_copy.transfers]
         record = json.loads((home / "lab" / "run.json").read_text())
         report["pids"] = [p["pid"] for p in record["processes"]]
         report["uids"] = [os.stat(f"/proc/{pid}").st_uid for pid in report["pids"]]
@@ -95,7 +106,9 @@ def test_unprivileged_lab_uses_loopback_ports_and_copies() -> None:
         assert report["status"] == 201 and report["last_line"].startswith("success:")
         assert report["same_bytes"] is True
         assert set(report["uids"]) == {NOBODY}
-        assert len(report["stopped"]) == 4
+        assert len(report["stopped"]) == 5  # two servers on each node, the token issuer
+        assert report["issuer_health"] == "ok"
+        assert report["token_copy"] == [["success", "Created"]]
         assert all(group_members(p) == [] for p in report["pids"])
     finally:
         shutil.rmtree(home, ignore_errors=True)

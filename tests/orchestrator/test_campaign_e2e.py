@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from support.real_webapp import REPO, RealWebapp
+from support.real_webapp import REPO, RealWebapp, serving_webapp
 
 from ca.authority import CertificateAuthority
 from orchestrator.lab import LabInventory, LabNetwork, start_lab, stop_lab
@@ -58,14 +58,8 @@ def lab() -> Iterator[tuple[Path, LabInventory]]:
 
 @pytest.fixture(scope="module")
 def webapp() -> Iterator[RealWebapp]:
-    workdir = Path(tempfile.mkdtemp(prefix="tpcbench-orchweb-"))
-    app = RealWebapp(workdir).create()
-    app.start()
-    try:
+    with serving_webapp("tpcbench-orchweb-") as app:
         yield app
-    finally:
-        app.drop()
-        shutil.rmtree(workdir, ignore_errors=True)
 
 
 class Orchestrator:
@@ -104,6 +98,21 @@ class Orchestrator:
             "2",
             "--transfer-timeout",
             "60",
+            *extra,
+        )
+
+    def service(self, *extra: str) -> subprocess.Popen[str]:
+        """`tpcbench orchestrator` on this lab and webapp; its cron never fires in a test."""
+        return self.spawn(
+            "orchestrator",
+            "--inventory",
+            str(self.inventory),
+            "--report-to",
+            self.webapp.url,
+            "--schedule",
+            "0 0 1 1 *",
+            "--metrics-port",
+            "0",
             *extra,
         )
 
@@ -185,23 +194,8 @@ def test_webapp_stopped_mid_campaign_loses_and_duplicates_nothing(
 def test_orchestrator_sigkilled_mid_campaign_then_restarted(
     orchestrator: Orchestrator, webapp
 ) -> None:
-    service = orchestrator.spawn(
-        "orchestrator",
-        "--inventory",
-        str(orchestrator.inventory),
-        "--report-to",
-        webapp.url,
-        "--transfers",
-        "2",
-        "--protocols",
-        "https",
-        "--streams",
-        "8,1",
-        "--schedule",
-        "0 0 1 1 *",
-        "--run-on-start",
-        "--metrics-port",
-        "0",
+    service = orchestrator.service(
+        "--transfers", "2", "--protocols", "https", "--streams", "8,1", "--run-on-start"
     )
     try:
         wait_until(lambda: orchestrator.finished_count() >= 3)
@@ -213,18 +207,7 @@ def test_orchestrator_sigkilled_mid_campaign_then_restarted(
     finished_before_kill = set(journal["finished_measurements"])
     assert finished_before_kill
 
-    restarted = orchestrator.spawn(
-        "orchestrator",
-        "--inventory",
-        str(orchestrator.inventory),
-        "--report-to",
-        webapp.url,
-        "--schedule",
-        "0 0 1 1 *",
-        "--metrics-port",
-        "0",
-        "--once",
-    )
+    restarted = orchestrator.service("--once")
     output, _ = restarted.communicate(timeout=300)
     assert restarted.returncode == 0, output
     assert "interrupted" in output
@@ -297,24 +280,23 @@ class VanishingLab:
 def test_node_vanishing_from_discovery_fails_its_remaining_measurements(
     tmp_path, lab, webapp, monkeypatch
 ) -> None:
-    from orchestrator.campaign import run_campaign
+    from orchestrator.campaign import Campaign, CampaignSettings
 
     home, inventory = lab
     monkeypatch.setenv("TPCBENCH_HOME", str(tmp_path))
     discovery = VanishingLab(home / "lab" / "inventory.json", "lab-2", after=3)
     reporter = Reporter(Spool(tmp_path / "spool"), webapp.url, webapp.token)
-    result = run_campaign(
-        discovery,
+    settings = CampaignSettings(
         protocols=("https",),
         streams=(1,),
         transfers=2,
         file_size=FILE_SIZE,
         max_parallel_pairs=1,
-        reporter=reporter,
-        creds=inventory.client,
         rediscover_every=0.0,
-        home=tmp_path,
     )
+    result = Campaign(
+        settings, discovery=discovery, reporter=reporter, creds=inventory.client, home=tmp_path
+    ).run()
     reporter.close()
     assert result.state == "finished" and result.total == 6
     rows = webapp.campaign_measurements(result.uuid)
@@ -368,23 +350,14 @@ def test_parallel_pairs_never_share_a_node_on_real_servers(tmp_path, four_node_l
 def test_sigterm_mid_campaign_marks_it_interrupted_and_exits_cleanly(
     orchestrator: Orchestrator, webapp, grace: str
 ) -> None:
-    service = orchestrator.spawn(
-        "orchestrator",
-        "--inventory",
-        str(orchestrator.inventory),
-        "--report-to",
-        webapp.url,
+    service = orchestrator.service(
         "--transfers",
         "2",
         "--protocols",
         "https,gridftp",
         "--streams",
         "8,1",
-        "--schedule",
-        "0 0 1 1 *",
         "--run-on-start",
-        "--metrics-port",
-        "0",
         "--stop-grace",
         grace,
     )
@@ -423,23 +396,8 @@ def test_run_now_campaign_from_the_webapp_is_run_under_its_uuid(
     assert answer.status_code == 201, answer.text
     requested = answer.json()["uuid"]
     assert webapp.campaign_state(requested) == "pending"
-    service = orchestrator.spawn(
-        "orchestrator",
-        "--inventory",
-        str(orchestrator.inventory),
-        "--report-to",
-        webapp.url,
-        "--transfers",
-        "2",
-        "--protocols",
-        "https",
-        "--streams",
-        "1",
-        "--schedule",
-        "0 0 1 1 *",
-        "--metrics-port",
-        "0",
-        "--once",
+    service = orchestrator.service(
+        "--transfers", "2", "--protocols", "https", "--streams", "1", "--once"
     )
     output, _ = service.communicate(timeout=600)
     assert service.returncode == 0, output

@@ -10,12 +10,13 @@ from typing import Any
 
 from rich.console import Console
 
-from orchestrator.campaign import run_campaign
+from orchestrator.campaign import Campaign, CampaignSettings
 from orchestrator.cli.campaign_command import rtt_check_summary, summary_table
 from orchestrator.endpoints import Endpoint
 from orchestrator.measurement import MeasurementRecord
 
 TARGETS = {("a", "b"): 10.0, ("a", "c"): 30.0, ("b", "c"): 60.0}
+ONE_EACH = CampaignSettings(protocols=("https",), streams=(1,), transfers=1, file_size=1024)
 
 
 def target(src: str, dst: str) -> float:
@@ -81,10 +82,10 @@ class FakeRtt:
 
 def test_pairs_are_checked_before_measuring_and_an_off_pair_is_marked(tmp_path: Path) -> None:
     reporter, rtt = Collecting(), FakeRtt()
-    result = run_campaign(
-        Fixed(nodes()), protocols=("https",), streams=(1,), transfers=1, file_size=1024,
-        reporter=reporter, measure=instant, rtt=rtt, home=tmp_path,  # type: ignore[arg-type]
-    )  # fmt: skip
+    result = Campaign(
+        ONE_EACH, discovery=Fixed(nodes()), reporter=reporter,  # type: ignore[arg-type]
+        measure=instant, rtt=rtt, home=tmp_path,
+    ).run()  # fmt: skip
     assert result.state == "finished" and len(reporter.measurements) == 6
     assert len(rtt.asked) == 6 + 2  # every pair once, the two off ones again
     assert [(c.src, c.dst) for c in result.rtt_off] == [("b", "c")]
@@ -108,10 +109,10 @@ def test_pairs_are_checked_before_measuring_and_an_off_pair_is_marked(tmp_path: 
 def test_without_targets_nothing_is_checked_or_marked(tmp_path: Path) -> None:
     reporter, rtt = Collecting(), FakeRtt()
     plain = [Endpoint(name=n, address="127.0.0.1") for n in "ab"]
-    result = run_campaign(
-        Fixed(plain), protocols=("https",), streams=(1,), transfers=1, file_size=1024,
-        reporter=reporter, measure=instant, rtt=rtt, home=tmp_path,  # type: ignore[arg-type]
-    )  # fmt: skip
+    result = Campaign(
+        ONE_EACH, discovery=Fixed(plain), reporter=reporter,  # type: ignore[arg-type]
+        measure=instant, rtt=rtt, home=tmp_path,
+    ).run()  # fmt: skip
     assert result.rtt_checks == [] and len(rtt.asked) == 2  # the usual one RTT per pair
     assert not any("rtt_target_ms" in m for m in reporter.measurements)
     # no link capacity known: said as null, so the webapp forgets one it kept from before

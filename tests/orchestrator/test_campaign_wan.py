@@ -15,7 +15,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from support.real_webapp import REPO, RealWebapp
+from support.real_webapp import REPO, RealWebapp, serving_webapp
 
 from ca.authority import CertificateAuthority
 from orchestrator.lab import LabNetwork, start_lab, stop_lab
@@ -51,14 +51,8 @@ def wan_lab() -> Iterator[Path]:
 
 @pytest.fixture(scope="module")
 def webapp() -> Iterator[RealWebapp]:
-    workdir = Path(tempfile.mkdtemp(prefix="tpcbench-wanweb-"))
-    app = RealWebapp(workdir).create()
-    app.start()
-    try:
+    with serving_webapp("tpcbench-wanweb-") as app:
         yield app
-    finally:
-        app.drop()
-        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def test_campaign_stores_checked_rtts_and_throughput_falls_with_rtt(

@@ -1,8 +1,10 @@
 """The planner never puts a node in two concurrent measurements, runs each spec once, and
-keeps at most P running — checked on the pure scheduler, in simulation and with threads."""
+keeps at most P running — checked on the pure scheduler, in simulation and with asyncio
+tasks."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import threading
 from collections import Counter
@@ -14,8 +16,9 @@ from hypothesis import strategies as st
 from orchestrator.planner import (
     ListScheduler,
     MeasurementSpec,
+    NodeDisjointTasks,
     plan_campaign,
-    schedule,
+    plan_measurements,
     simulate,
 )
 
@@ -140,41 +143,59 @@ def test_drop_pending_removes_a_dead_nodes_work() -> None:
     assert Counter(ran) + Counter(dropped) == Counter(specs)
 
 
+def test_plan_measurements_varies_every_dimension_in_order() -> None:
+    specs = plan_measurements(["b", "a"], {"protocol": ("root", "https"), "streams": (4, 2, 1)})
+    assert specs == plan_campaign(["a", "b"], ("root", "https"), (4, 2, 1))
+    ab = [(s.protocol, s.streams) for s in specs if (s.src, s.dst) == ("a", "b")]
+    assert ab == [(p, n) for p in ("root", "https") for n in (4, 2, 1)]
+    assert specs[0].key == "a->b/root/4"
+
+
 @settings(max_examples=15, deadline=None)
 @given(n=st.integers(min_value=2, max_value=6), p=st.integers(min_value=1, max_value=4))
-def test_threaded_schedule_never_overlaps_a_node(n: int, p: int) -> None:
+def test_asyncio_tasks_never_overlap_a_node(n: int, p: int) -> None:
     specs = plan_campaign(names(n), ("https",), (8, 1))
-    lock = threading.Lock()
     busy: Counter[str] = Counter()
     concurrent = [0, 0]  # now, max
     violations: list[str] = []
 
-    def run_one(spec: MeasurementSpec) -> str:
-        with lock:
-            for node in spec.nodes:
-                busy[node] += 1
-                if busy[node] > 1:
-                    violations.append(node)
-            concurrent[0] += 1
-            concurrent[1] = max(concurrent)
-        gate = threading.Event()
-        gate.wait(0.001)  # let the other workers interleave
-        with lock:
-            for node in spec.nodes:
-                busy[node] -= 1
-            concurrent[0] -= 1
+    async def run_one(spec: MeasurementSpec) -> str:
+        for node in spec.nodes:
+            busy[node] += 1
+            if busy[node] > 1:
+                violations.append(node)
+        concurrent[0] += 1
+        concurrent[1] = max(concurrent)
+        for _ in range(3):  # let the other tasks interleave
+            await asyncio.sleep(0)
+        for node in spec.nodes:
+            busy[node] -= 1
+        concurrent[0] -= 1
         if spec.streams == 1 and spec.src == "n0":
             raise RuntimeError("a failed measurement is reported, not raised")
         return spec.key
 
     done: list[tuple[MeasurementSpec, BaseException | None]] = []
-    results = schedule(specs, p, run_one, on_done=lambda s, r, e: done.append((s, e)))
+    results: dict[MeasurementSpec, str | None] = {}
+
+    async def on_done(spec: MeasurementSpec, result: str | None, error: BaseException | None):
+        done.append((spec, error))
+        if error is None:
+            results[spec] = result
+
+    asyncio.run(NodeDisjointTasks(specs, p, run_one, on_done).run())
     assert violations == []
     assert concurrent[1] <= p
     assert Counter(s for s, _ in done) == Counter(specs)
     failed = {s for s, e in done if e is not None}
     assert failed == {s for s in specs if s.streams == 1 and s.src == "n0"}
+    assert all(isinstance(e, RuntimeError) for s, e in done if s in failed)
     assert set(results) == set(specs) - failed
+    assert all(results[s] == s.key for s in results)
+
+
+async def ignore(spec: MeasurementSpec, result: object, error: BaseException | None) -> None:
+    pass
 
 
 def test_stop_prevents_new_starts() -> None:
@@ -182,9 +203,64 @@ def test_stop_prevents_new_starts() -> None:
     stop = threading.Event()
     ran: list[MeasurementSpec] = []
 
-    def run_one(spec: MeasurementSpec) -> None:
+    async def run_one(spec: MeasurementSpec) -> None:
         ran.append(spec)
         stop.set()
 
-    schedule(specs, 1, run_one, stop=stop)
+    asyncio.run(NodeDisjointTasks(specs, 1, run_one, ignore).run(stop))
     assert len(ran) == 1
+
+
+def test_skipped_specs_end_without_running_and_free_their_nodes() -> None:
+    specs = plan_campaign(names(3), ("https",), (1,))
+    ran: list[MeasurementSpec] = []
+    ended: list[tuple[MeasurementSpec, object, BaseException | None]] = []
+
+    async def skip(spec: MeasurementSpec) -> bool:
+        return "n2" in spec.nodes
+
+    async def run_one(spec: MeasurementSpec) -> str:
+        ran.append(spec)
+        return "ran"
+
+    async def on_done(spec: MeasurementSpec, result: object, error: BaseException | None):
+        ended.append((spec, result, error))
+
+    asyncio.run(NodeDisjointTasks(specs, 1, run_one, on_done, skip=skip).run())
+    assert sorted(ran, key=lambda s: s.key) == [s for s in specs if "n2" not in s.nodes]
+    assert Counter(s for s, _, _ in ended) == Counter(specs)
+    assert all((r, e) == (None, None) for s, r, e in ended if "n2" in s.nodes)
+
+
+def test_cancel_running_cancels_the_running_specs_and_starts_no_more() -> None:
+    specs = plan_campaign(names(4), ("https",), (1,))
+    stop = threading.Event()
+    ended: list[tuple[MeasurementSpec, BaseException | None]] = []
+    started: list[MeasurementSpec] = []
+    cancelled: list[MeasurementSpec] = []
+
+    async def run_one(spec: MeasurementSpec) -> None:
+        started.append(spec)
+        try:
+            await asyncio.Event().wait()  # never ends by itself
+        except asyncio.CancelledError:
+            cancelled.append(spec)
+            raise
+
+    async def on_done(spec: MeasurementSpec, result: object, error: BaseException | None):
+        ended.append((spec, error))
+
+    async def main() -> None:
+        tasks = NodeDisjointTasks(specs, 2, run_one, on_done)
+        running = asyncio.create_task(tasks.run(stop))
+        while len(started) < 2:
+            await asyncio.sleep(0)
+        stop.set()
+        tasks.cancel_running()
+        await running
+
+    asyncio.run(main())
+    assert len(started) == 2 and not set(started[0].nodes) & set(started[1].nodes)
+    assert sorted(cancelled, key=str) == sorted(started, key=str)
+    assert [s for s, _ in ended] and {s for s, _ in ended} == set(started)
+    assert all(isinstance(e, asyncio.CancelledError) for _, e in ended)

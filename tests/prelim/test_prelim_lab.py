@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.real_webapp import RealWebapp
+from support.real_webapp import RealWebapp, serving_webapp
 
 from ca.authority import CertificateAuthority
 from orchestrator.endpoints import Endpoint
@@ -42,13 +42,9 @@ def home() -> Iterator[Path]:
 
 
 @pytest.fixture(scope="module")
-def webapp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealWebapp]:
-    app = RealWebapp(tmp_path_factory.mktemp("prelim-webapp")).create()
-    app.start()
-    try:
+def webapp() -> Iterator[RealWebapp]:
+    with serving_webapp("tpcbench-prelimweb-") as app:
         yield app
-    finally:
-        app.drop()
 
 
 def tpcbench(home: Path, *args: str, token: str = "") -> subprocess.CompletedProcess[str]:

@@ -5,11 +5,15 @@ started again on the same port, to play a webapp outage in the middle of a campa
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -118,3 +122,16 @@ class RealWebapp:
     def campaign_state(self, campaign: str) -> str | None:
         rows = self.query("SELECT state FROM results_campaign WHERE uuid = %s", campaign)
         return rows[0][0] if rows else None
+
+
+@contextmanager
+def serving_webapp(prefix: str) -> Iterator[RealWebapp]:
+    """A real webapp serving for the length of a `with`, then its database dropped."""
+    workdir = Path(tempfile.mkdtemp(prefix=prefix))
+    app = RealWebapp(workdir).create()
+    app.start()
+    try:
+        yield app
+    finally:
+        app.drop()
+        shutil.rmtree(workdir, ignore_errors=True)

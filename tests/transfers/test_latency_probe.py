@@ -380,21 +380,18 @@ def no_transfers(src: Endpoint, dst: Endpoint, protocol: str, streams: int, *arg
 def test_campaign_rtts_come_from_the_probe_or_are_marked(
     probe_service: ProbeProcess, listener: int, tmp_path: Path, with_probe: bool
 ) -> None:
-    from orchestrator.campaign import run_campaign
+    from orchestrator.campaign import Campaign, CampaignSettings
 
     ports = {"https": listener, **({"probe": probe_service.port} if with_probe else {})}
     nodes = [Endpoint(name=f"node-{n}", address="127.0.0.1", ports=ports) for n in "ab"]
     reporter = CollectingReporter()
-    result = run_campaign(
-        FixedDiscovery(nodes),
-        protocols=("https",),
-        streams=(1,),
-        transfers=1,
-        file_size=1024,
+    result = Campaign(
+        CampaignSettings(protocols=("https",), streams=(1,), transfers=1, file_size=1024),
+        discovery=FixedDiscovery(nodes),
         reporter=reporter,  # type: ignore[arg-type]
         measure=no_transfers,
         home=tmp_path,
-    )
+    ).run()
     assert result.state == "finished" and len(reporter.measurements) == 2
     assert all(m["rtt_ms"] is not None and m["rtt_ms"] > 0 for m in reporter.measurements)
     marks = {m.get("rtt_from") for m in reporter.measurements}

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from orchestrator.transfers.base import build_record
 from orchestrator.transfers.error_classes import classify_http_status, classify_message, outcome_of
+from orchestrator.transfers.record import Clock
 from orchestrator.transfers.root import xrdcp_outcome
 
 
@@ -100,3 +102,26 @@ def test_xrdcp_tells_a_lost_session_from_a_refused_connection() -> None:
         "message": "Run: [FATAL] Connection error",
     }
     assert xrdcp_outcome(51, False, REFUSED, 10)["error_class"] == "connect"
+
+
+def test_a_message_keeps_no_nul_for_the_database() -> None:
+    # xrdcp 5.5.3 ends its error line with a NUL, which PostgreSQL text (and so the
+    # webapp's ingest) refuses; the record keeps the words without it.
+    said = "Run: [ERROR] Server responded with an error: [3011] Unable to open /x\x00\n"
+    outcome = xrdcp_outcome(54, False, said, 10)
+    clock = Clock()
+    record = build_record(
+        index=0,
+        protocol="root",
+        source_url="root://a//x",
+        destination_url="root://b//y",
+        clock=clock,
+        start=clock.now(),
+        end=clock.now(),
+        succeeded=False,
+        size=1,
+        moved=0,
+        **outcome,
+    )
+    assert record.message == "Run: [ERROR] Server responded with an error: [3011] Unable to open /x"
+    assert record.error_class == "not-found"

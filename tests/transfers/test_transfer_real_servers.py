@@ -150,6 +150,7 @@ class OneMissingSource:
     def __init__(self, protocol: str) -> None:
         self.inner = TRANSFER_TOOLS[protocol]()
         self.name = self.inner.name
+        self.auths = self.inner.auths
 
     async def run(self, src, dst, src_path, dst_path, streams, creds, timeout, **kw):
         if kw["index"] == 0:

@@ -1,0 +1,56 @@
+"""Where a transfer's time goes: its phases, from the moments its tool saw (one code path).
+
+A tool stamps what it observes as it happens: `timeline.enter("handshake", at)` says the
+handshake began at monotonic time `at`, ending the phase before it; `begin_streaming(at,
+moved)` marks the first progress. `durations(end)` turns the stamps into consecutive
+intervals from the transfer's start to its end, so the phases add up to its duration
+exactly. A phase that occurs more than once (GridFTP and root:// connect to both servers)
+is summed under its name. Meanings per protocol: docs/measurements.md.
+"""
+
+from __future__ import annotations
+
+from orchestrator.transfers.record import ProgressPoint
+
+# In the order a transfer goes through them; a tool uses those its protocol has.
+PHASES: tuple[str, ...] = ("connect", "handshake", "request", "streaming", "poll", "close")
+
+
+class PhaseTimeline:
+    """The phases one transfer entered and when; it begins in `connect` at `start`."""
+
+    def __init__(self, start: float) -> None:
+        self.start = start
+        self._marks: list[tuple[str, float]] = [("connect", start)]
+        self.first_progress: ProgressPoint | None = None
+
+    @property
+    def current(self) -> str:
+        return self._marks[-1][0]
+
+    def enter(self, phase: str, at: float) -> None:
+        """Phase `phase` began at `at`; a repeat of the current phase changes nothing."""
+        if phase not in PHASES:
+            raise ValueError(f"unknown phase {phase!r}; choose one of {', '.join(PHASES)}")
+        if phase == self.current:
+            return
+        # Stamps from different sources (a trace hook, pipe reads) may tie or cross by
+        # microseconds; a phase never begins before the one it ends.
+        self._marks.append((phase, max(at, self._marks[-1][1])))
+
+    def begin_streaming(self, at: float, moved: int = 0) -> None:
+        """The first progress: data starts to flow, `moved` bytes already moved. Once only."""
+        if self.first_progress is not None:
+            return
+        self.enter("streaming", at)
+        self.first_progress = ProgressPoint(self._marks[-1][1] - self.start, moved)
+
+    def durations(self, end: float) -> dict[str, float]:
+        """Seconds per phase, in order of first occurrence, adding up to `end - start`."""
+        totals: dict[str, float] = {}
+        bounds = [at for _, at in self._marks[1:]] + [end]
+        for (phase, began), ended in zip(self._marks, bounds, strict=True):
+            # A stamp after the end (a line read while the tool exits) is cut at the end.
+            span = max(0.0, min(ended, end) - min(began, end))
+            totals[phase] = totals.get(phase, 0.0) + span
+        return totals

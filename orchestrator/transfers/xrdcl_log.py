@@ -1,0 +1,61 @@
+"""xrdcp's XrdCl debug log (`-d 2`, on stderr as it happens): the phases of a root:// TPC.
+
+XrdCl 5.5 (XrdClThirdPartyCopyJob) logs each connection and each request, e.g.:
+
+    [...][PostMaster        ] Creating new channel to: root://dst:1094/
+    [...][XRootDTransport   ] [dst:1094.0] Logged in, session: 0400...
+    [...][ExDbgMsg          ] [src:1094] Calling MsgHandler: 0x.. (message: kXR_open
+        (file: /name?tpc.dst=...&tpc.key=...&tpc.stage=copy, ...) ) with status: [SUCCESS] .
+    [...][ExDbgMsg          ] [dst:1094] MsgHandler created: 0x.. (message: kXR_sync ...).
+    [...][ExDbgMsg          ] [dst:1094] Calling MsgHandler: 0x.. (message: kXR_sync ...)
+        with status: [SUCCESS] .
+    [...][ExDbgMsg          ] [dst:1094] MsgHandler created: 0x.. (message: kXR_stat ...).
+
+It stats and opens both ends, has the destination meet the source (a first kXR_sync),
+opens the source for the copy, then sends the kXR_sync that the destination answers when
+the copy is over. xrdcp looks for that answer only every 2.5 s (XrdSysTimer::Wait(2500)
+in 5.5.3), so a copy's end is noticed up to 2.5 s late: the `poll` phase.
+"""
+
+from __future__ import annotations
+
+from orchestrator.transfers.phases import PhaseTimeline
+from orchestrator.transfers.record import Clock
+
+
+class XrdclLog:
+    """Feed stderr lines as they arrive; stamps the phases on `timeline`.
+
+    connect: a new channel until its login; handshake: a security protocol, if the server
+    asks for one; request: stats, opens and queries; streaming: the copy's kXR_sync until
+    its answer; poll: until xrdcp notices; close: closing both files and exiting.
+    """
+
+    def __init__(self, timeline: PhaseTimeline, clock: Clock) -> None:
+        self.timeline = timeline
+        self.clock = clock
+        self._source_open_for_copy = False
+        self._copy_answered = False
+
+    def feed(self, line: str) -> None:
+        now = self.clock.now()
+        phase = self.timeline.current
+        if "Creating new channel to" in line:
+            self.timeline.enter("connect", now)
+        elif "Authentication is required" in line:
+            self.timeline.enter("handshake", now)
+        elif "Logged in, session" in line or "Authenticated with" in line:
+            self.timeline.enter("request", now)
+        elif "(message: kXR_" not in line:
+            return
+        elif "Calling MsgHandler" in line and "kXR_open" in line and "tpc.dst=" in line:
+            # The source opened for the copy: its URL names the destination (tpc.dst); the
+            # destination's own open names the source (tpc.src) and comes before.
+            self._source_open_for_copy = True
+        elif "MsgHandler created" in line and "kXR_sync" in line and self._source_open_for_copy:
+            self.timeline.begin_streaming(now)
+        elif phase == "streaming" and "Calling MsgHandler" in line and "kXR_sync" in line:
+            self._copy_answered = True
+            self.timeline.enter("poll", now)
+        elif self._copy_answered and "MsgHandler created" in line:
+            self.timeline.enter("close", now)

@@ -1,0 +1,255 @@
+"""A campaign's rules, with fake nodes and an instant measurement (no lab): a stop and its
+grace period, failed discovery, too few nodes, vanished nodes, a crashing measurement, one RTT
+and one link baseline per ordered pair, and node-disjoint measurements running at once."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from orchestrator.campaign import Campaign, CampaignSettings
+from orchestrator.endpoints import Endpoint
+from orchestrator.measurement import MeasurementRecord
+from orchestrator.prelim.baseline import Baseline
+
+SMALL = CampaignSettings(protocols=("https",), streams=(1,), transfers=1, file_size=1024)
+
+
+class Collecting:
+    def __init__(self) -> None:
+        self.measurements: list[dict[str, Any]] = []
+        self.results: list[tuple[str, dict[str, Any]]] = []
+        self.states: list[str] = []
+
+    def report(self, measurement: dict[str, Any]) -> str:
+        self.measurements.append(measurement)
+        return "sent"
+
+    def report_result(self, kind: str, result: dict[str, Any]) -> str:
+        self.results.append((kind, result))
+        return "sent"
+
+    def report_campaign(self, campaign: str, payload: dict[str, Any]) -> str:
+        self.states.append(payload["state"])
+        return "sent"
+
+
+class Fixed:
+    """Discovery with these nodes; `drop` leaves a node out from the `after`-th call on."""
+
+    def __init__(self, names: str, drop: str = "", after: int = 0, netns: bool = False) -> None:
+        self.nodes = [
+            Endpoint(name=n, address="127.0.0.1", netns=f"ns-{n}" if netns else None) for n in names
+        ]
+        self.drop, self.after, self.calls = drop, after, 0
+
+    def discover(self) -> list[Endpoint]:
+        self.calls += 1
+        gone = self.drop if self.after and self.calls >= self.after else ""
+        return [n for n in self.nodes if n.name != gone]
+
+
+class Broken:
+    def discover(self) -> list[Endpoint]:
+        raise ConnectionError("the cluster API does not answer")
+
+
+def record(src: Endpoint, dst: Endpoint, protocol: str, streams: int, kw: dict) -> Any:
+    now = datetime.now(UTC)
+    return MeasurementRecord(
+        str(uuid.uuid4()), kw.get("campaign"), src.name, dst.name, protocol, streams, 1024,
+        None, now, now, [],
+    )  # fmt: skip
+
+
+def instant(src: Endpoint, dst: Endpoint, protocol: str, streams: int, *args, **kw) -> Any:
+    return record(src, dst, protocol, streams, kw)
+
+
+async def rtt_of(src: Endpoint, dst: Endpoint, port: int) -> float:
+    return 1.5
+
+
+def journal(home: Path, result_uuid: str) -> dict[str, Any]:
+    return json.loads((home / "campaigns" / f"{result_uuid}.json").read_text())
+
+
+def campaign(settings: CampaignSettings, discovery: Any, home: Path, **kw: Any) -> Campaign:
+    kw.setdefault("measure", instant)
+    kw.setdefault("rtt", rtt_of)
+    kw.setdefault("reporter", Collecting())
+    return Campaign(settings, discovery=discovery, home=home, **kw)
+
+
+@pytest.mark.parametrize("grace", [None, 0.0], ids=["running-finish", "cancelled-at-once"])
+def test_a_stop_starts_nothing_new_and_the_grace_period_ends_the_running(
+    tmp_path: Path, grace: float | None
+) -> None:
+    stop = threading.Event()
+    cancelled: list[str] = []
+
+    async def stops_then_waits(src, dst, protocol, streams, *args, **kw):
+        stop.set()  # as SIGTERM would, in the middle of this measurement
+        if grace is None:
+            await asyncio.sleep(0)
+            return record(src, dst, protocol, streams, kw)
+        try:
+            await asyncio.Event().wait()  # a transfer that would go on
+        except asyncio.CancelledError:
+            cancelled.append(src.name)
+            raise
+
+    reporter = Collecting()
+    settings = CampaignSettings(**{**SMALL.__dict__, "stop_grace": grace})
+    run = campaign(settings, Fixed("abc"), tmp_path, measure=stops_then_waits, reporter=reporter)
+    result = run.run(stop)
+    assert result.state == "interrupted" and result.total == 6
+    kept = journal(tmp_path, result.uuid)
+    assert kept["state"] == "interrupted" and reporter.states[-1] == "interrupted"
+    if grace is None:  # the running measurement finished, and is reported
+        assert len(reporter.measurements) == len(result.measurements) == 1
+        assert kept["finished_measurements"] == [reporter.measurements[0]["uuid"]]
+        assert cancelled == []
+    else:  # cancelled: not a finished measurement, not reported
+        assert reporter.measurements == result.measurements == []
+        assert kept["finished_measurements"] == [] and len(cancelled) == 1
+
+
+def test_failed_discovery_is_a_failed_campaign(tmp_path: Path) -> None:
+    reporter = Collecting()
+    result = campaign(SMALL, Broken(), tmp_path, reporter=reporter).run()
+    assert (result.state, result.total) == ("failed", 0)
+    assert result.message == "discovery failed: the cluster API does not answer"
+    assert reporter.states == ["running", "failed"]
+    assert journal(tmp_path, result.uuid)["state"] == "failed"
+
+
+def test_fewer_than_two_nodes_is_a_failed_campaign(tmp_path: Path) -> None:
+    result = campaign(SMALL, Fixed("a"), tmp_path).run()
+    assert (result.state, result.nodes) == ("failed", ["a"])
+    assert result.message == "a campaign needs at least 2 ready nodes, discovery found 1"
+
+
+def test_a_vanished_node_fails_its_remaining_measurements_as_connect(tmp_path: Path) -> None:
+    settings = CampaignSettings(**{**SMALL.__dict__, "rediscover_every": 0.0})
+    discovery = Fixed("abc", drop="b", after=3)  # the start, one measurement, then b is gone
+    result = campaign(settings, discovery, tmp_path).run()
+    assert result.state == "finished" and len(result.measurements) == 6
+    vanished = [m for m in result.measurements if m["failed"]]
+    assert vanished and all("b" in (m["src"], m["dst"]) for m in vanished)
+    for m in vanished:
+        assert {t["error_class"] for t in m["transfers"]} == {"connect"}
+        assert m["transfers"][0]["message"].startswith("node b is no longer ready")
+    assert sum(1 for m in result.measurements if m["failed"] == 0) == 6 - len(vanished)
+
+
+def test_a_crashing_measurement_is_a_failed_record(tmp_path: Path) -> None:
+    async def crashes(src, dst, protocol, streams, *args, **kw):
+        if (src.name, dst.name) == ("a", "b"):
+            raise KeyError("no such tool")
+        return record(src, dst, protocol, streams, kw)
+
+    result = campaign(SMALL, Fixed("ab"), tmp_path, measure=crashes).run()
+    assert result.state == "finished" and len(result.measurements) == 2
+    (crashed,) = [m for m in result.measurements if m["failed"]]
+    assert (crashed["src"], crashed["dst"], crashed["failed"]) == ("a", "b", 1)
+    assert {t["error_class"] for t in crashed["transfers"]} == {"remote-failure"}
+    message = crashed["transfers"][0]["message"]
+    assert message == "orchestrator error while measuring: KeyError: 'no such tool'"
+
+
+def test_one_rtt_and_one_link_baseline_per_ordered_pair(tmp_path: Path) -> None:
+    asked: list[tuple[str, str]] = []
+    measured: list[tuple[str, str]] = []
+    events: list[str] = []
+
+    async def rtt(src: Endpoint, dst: Endpoint, port: int) -> float:
+        asked.append((src.name, dst.name))
+        return 2.5
+
+    def link(src: Endpoint, dst: Endpoint, *, campaign: str, seconds: int) -> Baseline:
+        events.append(f"baseline {src.name}->{dst.name}")
+        return Baseline(src.name, dst.name, 8, seconds, campaign, throughput_gbps=9.0)
+
+    def measure(src, dst, protocol, streams, *args, **kw):
+        measured.append((src.name, dst.name))
+        events.append(f"measure {src.name}->{dst.name}")
+        return record(src, dst, protocol, streams, kw)
+
+    reporter = Collecting()
+    settings = CampaignSettings(
+        protocols=("https", "gridftp"), streams=(8, 1), transfers=1, file_size=1024,
+        baseline=True, baseline_seconds=3,
+    )  # fmt: skip
+    run = campaign(
+        settings, Fixed("abc", netns=True), tmp_path,
+        rtt=rtt, link_baseline=link, measure=measure, reporter=reporter,
+    )  # fmt: skip
+    result = run.run()
+    assert result.state == "finished" and len(result.measurements) == 24
+    pairs = sorted(set(measured))
+    assert sorted(asked) == pairs and len(pairs) == 6
+    assert all(m["rtt_ms"] == 2.5 for m in result.measurements)
+    baselines = [r for kind, r in reporter.results if kind == "baseline"]
+    assert sorted((b["src"], b["dst"]) for b in baselines) == pairs
+    assert all(b["campaign"] == result.uuid and b["duration_s"] == 3 for b in baselines)
+    for src, dst in pairs:  # the link first, while both nodes are reserved
+        first = events.index(f"measure {src}->{dst}")
+        assert events.index(f"baseline {src}->{dst}") == first - 1
+
+
+def test_a_baseline_without_network_namespaces_fails_the_campaign(tmp_path: Path) -> None:
+    settings = CampaignSettings(**{**SMALL.__dict__, "baseline": True})
+    result = campaign(settings, Fixed("ab"), tmp_path).run()
+    assert result.state == "failed" and "a has none" in result.message
+
+
+def test_parallel_pairs_run_at_once_on_one_event_loop(tmp_path: Path) -> None:
+    in_flight = [0, 0]  # now, max
+    loops: set[int] = set()
+
+    async def measure(src, dst, protocol, streams, *args, **kw):
+        loops.add(id(asyncio.get_running_loop()))
+        in_flight[0] += 1
+        in_flight[1] = max(in_flight)
+        for _ in range(3):  # the other pair's measurement gets its turn meanwhile
+            await asyncio.sleep(0)
+        in_flight[0] -= 1
+        return record(src, dst, protocol, streams, kw)
+
+    settings = CampaignSettings(**{**SMALL.__dict__, "max_parallel_pairs": 2})
+    progress: list[int] = []
+    run = campaign(
+        settings,
+        Fixed("abcd"),
+        tmp_path,
+        measure=measure,
+        progress=lambda p: progress.append(p.done),
+    )
+    result = run.run()
+    assert result.state == "finished" and len(result.measurements) == 12
+    assert in_flight[1] == 2 and len(loops) == 1
+    assert progress == list(range(1, 13))
+    assert len(journal(tmp_path, result.uuid)["finished_measurements"]) == 12
+
+
+def test_a_requested_uuid_is_kept_and_a_campaign_runs_once(tmp_path: Path) -> None:
+    wanted = str(uuid.uuid4())
+    run = campaign(SMALL, Fixed("ab"), tmp_path, uuid=wanted)
+    assert run.run().uuid == wanted
+    assert {m["campaign"] for m in run.result.measurements} == {wanted}
+    with pytest.raises(RuntimeError, match="already run"):
+        run.run()
+
+
+def test_settings_count_the_measurements_of_a_pair() -> None:
+    settings = CampaignSettings(protocols=("https", "gridftp", "root"), streams=(8, 4, 1))
+    assert settings.per_pair == 9
+    assert len(settings.plan(["a", "b", "c"])) == 6 * 9
