@@ -51,6 +51,8 @@ _TRANSFER_COLUMNS = (
     "outcome",
     "error_class",
     "message",
+    "phases",
+    "streaming_gbps",
 )
 
 
@@ -59,6 +61,8 @@ def insert_transfers(transfers: Sequence[Transfer]) -> None:
     if not _on_postgresql():
         Transfer.objects.bulk_create(transfers, batch_size=500)
         return
+    from psycopg.types.json import Jsonb  # PostgreSQL's driver: only where it is used
+
     columns = ", ".join(connection.ops.quote_name(c) for c in _TRANSFER_COLUMNS)
     sql = f"COPY {Transfer._meta.db_table} ({columns}) FROM STDIN"
     with connection.wrap_database_errors, connection.cursor() as cursor, cursor.copy(sql) as copy:
@@ -73,6 +77,8 @@ def insert_transfers(transfers: Sequence[Transfer]) -> None:
                     t.outcome,
                     t.error_class,
                     t.message,
+                    Jsonb(t.phases),
+                    t.streaming_gbps,
                 )
             )
 

@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from results import queries
 from results.cache import data_changed
-from results.choices import CampaignState, Outcome, Trigger
+from results.choices import Auth, CampaignState, Client, Outcome, Trigger
 from results.models import Campaign, Measurement, Node, Transfer
 
 
@@ -58,6 +58,27 @@ def _iso(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat()
 
 
+def _transfer_fingerprint(transfer: dict) -> list:
+    entry = [
+        transfer["index"],
+        _iso(transfer["start"]),
+        _iso(transfer["end"]),
+        transfer["bytes"],
+        transfer["outcome"],
+        transfer.get("error_class"),
+        transfer.get("message", ""),
+    ]
+    # Only when given: a payload without them keeps the sum stored before they existed.
+    extra = {}
+    if transfer.get("phases"):
+        extra["phases"] = transfer["phases"]
+    if transfer.get("streaming_gbps") is not None:
+        extra["streaming_gbps"] = transfer["streaming_gbps"]
+    if extra:
+        entry.append(extra)
+    return entry
+
+
 def payload_fingerprint(payload: dict) -> str:
     """sha256 of what we store from a payload (the client's derived figures are ignored)."""
     canonical = {
@@ -72,20 +93,16 @@ def payload_fingerprint(payload: dict) -> str:
         "started": _iso(payload["started"]),
         "finished": _iso(payload["finished"]),
         "transfers": [
-            [
-                t["index"],
-                _iso(t["start"]),
-                _iso(t["end"]),
-                t["bytes"],
-                t["outcome"],
-                t.get("error_class"),
-                t.get("message", ""),
-            ]
-            for t in sorted(payload["transfers"], key=lambda t: t["index"])
+            _transfer_fingerprint(t) for t in sorted(payload["transfers"], key=lambda t: t["index"])
         ],
     }
-    if payload.get("rtt_target_ms") is not None:  # absent otherwise: older sums stay valid
+    # Absent at their defaults: older sums stay valid.
+    if payload.get("rtt_target_ms") is not None:
         canonical["rtt_target_ms"] = payload["rtt_target_ms"]
+    if payload.get("auth", Auth.X509) != Auth.X509:
+        canonical["auth"] = payload["auth"]
+    if payload.get("client", Client.NATIVE) != Client.NATIVE:
+        canonical["client"] = payload["client"]
     text = json.dumps(canonical, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -159,6 +176,8 @@ def _build(
         src=nodes[payload["src"]],
         dst=nodes[payload["dst"]],
         protocol=payload["protocol"],
+        auth=payload.get("auth") or Auth.X509,
+        client=payload.get("client") or Client.NATIVE,
         streams=payload["streams"],
         transfer_count=len(payload["transfers"]),
         file_size=payload["file_size"],
@@ -181,6 +200,8 @@ def _build(
             outcome=t["outcome"],
             error_class=t.get("error_class"),
             message=t.get("message") or "",
+            phases=t.get("phases") or {},
+            streaming_gbps=t.get("streaming_gbps"),
         )
         for t in payload["transfers"]
     ]
