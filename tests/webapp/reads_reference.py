@@ -16,10 +16,12 @@ from results.models import Measurement, Node
 from results.selectors import CampaignStart, latest_campaign, parse_window
 
 
-def measurements_of(window: str) -> list[Measurement]:
-    """The window's measurements, as model instances (with their nodes)."""
+def measurements_of(window: str, auth: str = "x509", client: str = "native") -> list[Measurement]:
+    """The window's measurements of this authorization and client, as model instances (with
+    their nodes)."""
     parsed = parse_window(window)
     found = Measurement.objects.select_related("src", "dst").order_by("id")
+    found = found.filter(auth=auth, client=client)
     if parsed.is_latest:
         campaign = latest_campaign()
         return [] if campaign is None else list(found.filter(campaign=campaign))
@@ -34,9 +36,17 @@ def _epoch(moment: datetime) -> int:
     return math.floor(moment.timestamp())
 
 
-def reference_grids(protocols: list[str], window: str, *, campaign: bool = False) -> list:
-    """results.grid.build_bands(protocols, window, with_campaign=campaign), by hand."""
-    chosen = [m for m in measurements_of(window) if m.protocol in protocols]
+def reference_grids(
+    protocols: list[str],
+    window: str,
+    *,
+    campaign: bool = False,
+    auth: str = "x509",
+    client: str = "native",
+) -> list:
+    """results.grid.build_bands(protocols, window, with_campaign=campaign, auth=, client=),
+    by hand."""
+    chosen = [m for m in measurements_of(window, auth, client) if m.protocol in protocols]
     bands: dict[tuple, list[Measurement]] = {}
     for m in chosen:
         bands.setdefault((m.protocol, m.src_id, m.dst_id, m.streams), []).append(m)
@@ -64,6 +74,8 @@ def reference_grids(protocols: list[str], window: str, *, campaign: bool = False
             [(n.id, n.name) for n in nodes],
             *resolvers[protocol],
             campaign=start,
+            auth=auth,
+            client=client,
         )
         for protocol in protocols
     ]

@@ -125,3 +125,98 @@ def test_bulk_ingest_keeps_the_new_fields(reporter, make_payload):
         ("x509", "native"),
     }
     assert Transfer.objects.exclude(phases={}).count() == 11
+
+
+def test_the_measurement_list_filters_on_auth_and_client(anonymous, ingest):
+    ingest(src="a", dst="b")
+    token = ingest(src="a", dst="b", auth="token")
+    both = ingest(src="a", dst="b", auth="token", client="gfal2")
+    found = anonymous.get(URL, {"auth": "token"}).json()["results"]
+    assert {m["uuid"] for m in found} == {token["uuid"], both["uuid"]}
+    found = anonymous.get(URL, {"auth": "token", "client": "gfal2"}).json()["results"]
+    assert [m["uuid"] for m in found] == [both["uuid"]]
+    assert anonymous.get(URL, {"client": "native"}).json()["count"] == 2
+    response = anonymous.get(URL, {"auth": "kerberos"})
+    assert response.status_code == 400 and list(response.json()) == ["auth"]
+    csv = anonymous.get(URL, {"client": "gfal2", "format": "csv", "rows": "transfers"})
+    header, first = b"".join(csv.streaming_content).decode().splitlines()[:2]
+    assert header.split(",")[-4:] == ["auth", "client", "phases", "streaming_gbps"]
+    assert first.split(",")[-4:] == ["token", "gfal2", "{}", ""]
+
+
+def mesh(ingest, campaign=None, **dimensions) -> None:
+    """a -> b and b -> a, 8 streams: a 1 Gbps measurement of the given dimensions (and a
+    10 Gbps one of the defaults)."""
+    for src, dst in (("a", "b"), ("b", "a")):
+        ingest(src=src, dst=dst, k=1, seconds=2**30 * 8 / 10e9, campaign=campaign)
+        ingest(src=src, dst=dst, k=1, seconds=2**30 * 8 / 1e9, campaign=campaign, **dimensions)
+
+
+def value(grid: dict) -> float:
+    return grid["grid"][0][1][0]["value_gbps"]
+
+
+@pytest.mark.parametrize("window", ["20d", "latest"])
+def test_maddash_shows_one_auth_and_client_at_a_time(anonymous, reporter, ingest, window):
+    campaign = reporter.post("/api/v1/campaigns/", {}, format="json").json()["uuid"]
+    mesh(ingest, campaign, auth="token", client="gfal2")
+    default = anonymous.get("/maddash/grids/https", {"window": window}).json()
+    assert (default["auth"], default["client"]) == ("x509", "native")
+    assert value(default) == pytest.approx(10.0)
+    chosen = anonymous.get(
+        "/maddash/grids/https", {"window": window, "auth": "token", "client": "gfal2"}
+    ).json()
+    assert (chosen["auth"], chosen["client"]) == ("token", "gfal2")
+    assert value(chosen) == pytest.approx(1.0)
+    assert (
+        chosen["grid"][0][1][0]["uri"]
+        == "/maddash/grids/https/a/b/8%20streams?auth=token&client=gfal2"
+    )
+    assert default["grid"][0][1][0]["uri"] == "/maddash/grids/https/a/b/8%20streams"
+    # Neither token alone nor gfal2 alone was measured: nothing to show.
+    alone = anonymous.get("/maddash/grids/https", {"window": window, "auth": "token"}).json()
+    assert alone["grid"][0][1][0]["measurements"] == 0
+    row = anonymous.get(
+        "/maddash/grids/https/a", {"window": window, "auth": "token", "client": "gfal2"}
+    )
+    assert row.json()["cells"][0]["checks"][0]["value_gbps"] == pytest.approx(1.0)
+    cell = anonymous.get(
+        "/maddash/grids/https/a/b", {"window": window, "client": "gfal2", "auth": "token"}
+    )
+    assert cell.json()["checks"][0]["value_gbps"] == pytest.approx(1.0)
+
+
+def test_a_maddash_check_and_the_grid_list_take_the_dimensions(anonymous, ingest):
+    mesh(ingest, auth="token")
+    check = "/maddash/grids/https/a/b/8%20streams"
+    assert anonymous.get(check).json()["history"][0]["returnParams"]["Average"] == pytest.approx(
+        10.0
+    )
+    chosen = anonymous.get(check, {"auth": "token"}).json()
+    assert len(chosen["history"]) == 1 and chosen["auth"] == "token"
+    assert chosen["history"][0]["returnParams"]["Average"] == pytest.approx(1.0)
+    assert chosen["uri"].endswith("?auth=token")
+    grids = anonymous.get("/maddash/grids/", {"auth": "token"}).json()["grids"]
+    assert grids == [{"name": "https", "uri": "/maddash/grids/https?auth=token"}]
+    assert anonymous.get("/maddash/grids/", {"client": "gfal2"}).json()["grids"] == []
+    assert anonymous.get("/maddash/grids/https", {"client": "fts"}).status_code == 400
+
+
+def test_the_aggregates_take_the_dimensions(anonymous, ingest):
+    mesh(ingest, auth="token", client="gfal2")
+    ingest(
+        src="a", dst="b", streams=1, k=1, seconds=2**30 * 8 / 0.5e9, auth="token", client="gfal2"
+    )
+    latency = "/api/v1/throughput-vs-latency/"
+    points = anonymous.get(latency, {"window": "20d"}).json()["points"]
+    assert [p["throughput_gbps"] for p in points] == pytest.approx([10.0, 10.0])
+    dims = {"window": "20d", "auth": "token", "client": "gfal2"}
+    answer = anonymous.get(latency, {**dims, "streams": 8}).json()
+    assert [p["throughput_gbps"] for p in answer["points"]] == pytest.approx([1.0, 1.0])
+    assert (answer["auth"], answer["client"]) == ("token", "gfal2")
+    streams = anonymous.get("/api/v1/stream-comparison/", dims).json()
+    assert streams["pairs"][0]["ratio"] == pytest.approx(2.0)
+    assert (
+        anonymous.get("/api/v1/stream-comparison/", {"window": "20d"}).json()["pairs"][0]["ratio"]
+        is None
+    )

@@ -7,7 +7,7 @@ import re
 from django.db.models import Avg, Count, Max, Q, QuerySet, Subquery, Sum
 
 from results.cache import cached_aggregate
-from results.choices import Outcome, Protocol
+from results.choices import Auth, Client, Outcome, Protocol
 from results.grid_bands import GridBands, assemble_grid
 from results.grid_limits import limits_resolvers
 from results.models import Measurement, Node, Transfer
@@ -29,22 +29,34 @@ def parse_check_name(check: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def grid_names() -> list[str]:
-    """Protocols that have at least one measurement, in the order of Protocol (https first).
+Dimensions = tuple[str, str, str]  # (protocol, auth, client)
 
-    One query: the rows whose id is the first of each protocol's (a LIMIT 1 lookup each).
+
+def grid_dimensions() -> set[Dimensions]:
+    """The (protocol, auth, client) combinations that have at least one measurement.
+
+    One query: the rows whose id is the first of each combination's (a LIMIT 1 lookup each
+    in the index keyed on them).
     """
-    found = {protocol for (protocol,) in _first_of_each_protocol()}
+    return set(_first_of_each_combination())
+
+
+def grid_names(*, auth: str = Auth.X509, client: str = Client.NATIVE) -> list[str]:
+    """Protocols that have at least one measurement with this authorization and client, in
+    the order of Protocol (https first)."""
+    found = {protocol for protocol, a, c in grid_dimensions() if (a, c) == (auth, client)}
     return [p for p in Protocol.values if p in found]
 
 
 @compiled_once
-def _first_of_each_protocol() -> QuerySet:
+def _first_of_each_combination() -> QuerySet:
     firsts = Q()
     for protocol in Protocol.values:
-        first = Measurement.objects.filter(protocol=protocol).order_by().values("pk")[:1]
-        firsts |= Q(pk=Subquery(first))
-    return Measurement.objects.filter(firsts).order_by().values_list("protocol")
+        for auth in Auth.values:
+            for client in Client.values:
+                first = Measurement.objects.filter(protocol=protocol, auth=auth, client=client)
+                firsts |= Q(pk=Subquery(first.order_by().values("pk")[:1]))
+    return Measurement.objects.filter(firsts).order_by().values_list("protocol", "auth", "client")
 
 
 @compiled_once
@@ -56,14 +68,16 @@ BandKey = tuple[str, int, int, int]  # (protocol, src_id, dst_id, streams)
 _BAND = ("protocol", "src_id", "dst_id", "streams")
 
 
-def _cell_aggregates(window: dict[str, object], protocols: list[str]) -> list[tuple]:
+def _cell_aggregates(
+    window: dict[str, object], protocols: list[str], dimensions: dict[str, str]
+) -> list[tuple]:
     """(protocol, src_id, dst_id, streams, value, succeeded, failed, measurements, last epoch).
 
     One aggregate query for every grid; every column a plain number or text (the database
     computes the epoch), fetched at once (results.orm_rows).
     """
     return fetch_rows(
-        Measurement.objects.filter(**window, protocol__in=protocols)
+        Measurement.objects.filter(**window, **dimensions, protocol__in=protocols)
         .order_by()
         .values_list(*_BAND)
         .annotate(
@@ -80,8 +94,8 @@ def _failure_reasons(
     window: dict[str, object], bands: set[BandKey]
 ) -> dict[BandKey, tuple[str, str]]:
     """Band -> (error_class, message) of the first failed transfer of its latest measurement,
-    for `bands`, whose every measurement in the window (`window`: lookups on Measurement)
-    failed whole.
+    for `bands`, whose every measurement in the window (`window`: lookups on Measurement,
+    the dimensions among them) failed whole.
 
     One query: the failed transfers of the window's all-failed measurements between those
     bands' nodes (a partial index holds all-failed measurements: few), newest first.
@@ -122,14 +136,21 @@ def _window(window: Window, *, with_campaign: bool) -> tuple[dict, CampaignStart
 
 
 def build_bands(
-    protocols: list[str], window: str, *, with_campaign: bool = False
+    protocols: list[str],
+    window: str,
+    *,
+    with_campaign: bool = False,
+    auth: str = Auth.X509,
+    client: str = Client.NATIVE,
 ) -> list[GridBands]:
-    """The grids of `protocols` over `window`, with a fixed number of queries for all."""
+    """The grids of `protocols` over `window` of the measurements with this authorization
+    and client, with a fixed number of queries for all."""
     parsed = parse_window(window)
     lookups, campaign = _window(parsed, with_campaign=with_campaign)
-    rows = _cell_aggregates(lookups, protocols) if protocols else []
+    dimensions = {"auth": auth, "client": client}
+    rows = _cell_aggregates(lookups, protocols, dimensions) if protocols else []
     all_failed = {row[:4] for row in rows if row[5] == 0 and row[6] > 0}
-    reasons = _failure_reasons(lookups, all_failed) if all_failed else {}
+    reasons = _failure_reasons(lookups | dimensions, all_failed) if all_failed else {}
     node_rows = _nodes()
     nodes = [(node_id, name) for node_id, name, _ in node_rows]
     resolvers = limits_resolvers(protocols, {node_id: link for node_id, _, link in node_rows})
@@ -145,23 +166,30 @@ def build_bands(
             nodes,
             *resolvers[protocol],
             campaign=campaign,
+            auth=auth,
+            client=client,
         )
         for protocol in protocols
     ]
 
 
 @cached_aggregate("maddash-bands")
-def grid_bands(*, name: str, window: str = "latest") -> GridBands:
+def grid_bands(
+    *, name: str, window: str = "latest", auth: str = Auth.X509, client: str = Client.NATIVE
+) -> GridBands:
     """The bands of grid `name` over `window`; raises UnknownGrid or ValueError (window)."""
     if name not in Protocol.values:
         raise UnknownGrid(
             f"no grid named {name!r}; grids are named by protocol: " + ", ".join(Protocol.values)
         )
-    return build_bands([name], window)[0]
+    return build_bands([name], window, auth=auth, client=client)[0]
 
 
-def all_grid_bands(*, window: str = "latest") -> list[GridBands]:
-    """Every grid with results (grid_names) over `window`: the grid page's data (the page
-    caches what it builds from them). Over 'latest', each also holds the start of the latest
-    campaign (`campaign`), which the page shows."""
-    return build_bands(grid_names(), window, with_campaign=True)
+def all_grid_bands(
+    *, window: str = "latest", auth: str = Auth.X509, client: str = Client.NATIVE
+) -> list[GridBands]:
+    """Every grid with results of this authorization and client (grid_names) over `window`:
+    the grid page's data (the page caches what it builds from them). Over 'latest', each also
+    holds the start of the latest campaign (`campaign`), which the page shows."""
+    names = grid_names(auth=auth, client=client)
+    return build_bands(names, window, with_campaign=True, auth=auth, client=client)

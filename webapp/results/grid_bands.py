@@ -52,6 +52,9 @@ class GridBands:
     failing: list[tuple[str, str]]  # (direction, node) all of whose bands are CRITICAL
     # The grid page's window 'latest': the campaign it shows (None: no campaign, or not asked).
     campaign: CampaignStart | None = None
+    # The measurements it shows: how their transfers were authorized, what drove them.
+    auth: str = "x509"
+    client: str = "native"
 
 
 def assemble_grid(
@@ -65,6 +68,8 @@ def assemble_grid(
     per_link: bool = False,
     *,
     campaign: CampaignStart | None = None,
+    auth: str = "x509",
+    client: str = "native",
 ) -> GridBands:
     streams = sorted({row[3] for row in rows} or DEFAULT_STREAM_SETTINGS, reverse=True)
     position = {node_id: i for i, (node_id, _) in enumerate(nodes)}
@@ -118,4 +123,6 @@ def assemble_grid(
         stats=stats,
         failing=failing,
         campaign=campaign,
+        auth=auth,
+        client=client,
     )

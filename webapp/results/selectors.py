@@ -12,7 +12,7 @@ from django.db.models import Avg, Count, Exists, F, OuterRef, Prefetch, Q, Query
 from django.utils import timezone
 
 from results.cache import cached_aggregate
-from results.choices import CampaignState
+from results.choices import Auth, CampaignState, Client
 from results.models import Campaign, Measurement, Node, Transfer
 from results.orm_rows import compiled_once, fetch_rows
 from results.windows import Window, parse_window
@@ -95,9 +95,19 @@ def window_condition(window: Window, *, now: datetime | None = None) -> Q:
     return Q(**window_lookups(window, now=now))
 
 
-def measurements_in_window(*, window: str, protocol: str | None = None, streams: int | None = None):
-    """Measurements of a window (a string such as '20d'), optionally of one protocol/streams."""
-    queryset = Measurement.objects.filter(window_condition(parse_window(window)))
+def measurements_in_window(
+    *,
+    window: str,
+    protocol: str | None = None,
+    streams: int | None = None,
+    auth: str = Auth.X509,
+    client: str = Client.NATIVE,
+):
+    """Measurements of a window (a string such as '20d') with this authorization and client,
+    optionally of one protocol/streams."""
+    queryset = Measurement.objects.filter(
+        window_condition(parse_window(window)), auth=auth, client=client
+    )
     if protocol:
         queryset = queryset.filter(protocol=protocol)
     if streams:
@@ -129,12 +139,17 @@ def _fit(points: list[dict]) -> dict:
 
 
 def _latency_rows(
-    window: Window, protocol: str | None, streams: int | None
+    window: Window,
+    protocol: str | None,
+    streams: int | None,
+    dimensions: dict[str, str] | None = None,
 ) -> list[tuple[str, str, str, float | None, float, int]]:
     """(src, dst, protocol, mean RTT, mean throughput, n) per pair and protocol with a throughput:
     an aggregate over node ids, then their names (grouping by joined names costs more)."""
     rows = fetch_rows(
-        measurements_in_window(window=window.label, protocol=protocol, streams=streams)
+        measurements_in_window(
+            window=window.label, protocol=protocol, streams=streams, **(dimensions or {})
+        )
         .filter(throughput_gbps__isnull=False)
         .values_list("src_id", "dst_id", "protocol")
         .annotate(rtt=Avg("rtt_ms"), throughput=Avg("throughput_gbps"), n=Count("*"))
@@ -144,14 +159,21 @@ def _latency_rows(
 
 
 @cached_aggregate("throughput-vs-latency")
-def throughput_vs_latency(*, protocol: str | None, streams: int | None, window: str) -> dict:
+def throughput_vs_latency(
+    *,
+    protocol: str | None,
+    streams: int | None,
+    window: str,
+    auth: str = Auth.X509,
+    client: str = Client.NATIVE,
+) -> dict:
     """Per (pair, protocol): mean RTT and mean throughput over the window, and a fit per protocol.
 
     A pair counts when it has both a throughput and an RTT; `measurements` is how many
     measurements with a throughput went into its mean.
     """
     parsed = parse_window(window)
-    rows = _latency_rows(parsed, protocol, streams)
+    rows = _latency_rows(parsed, protocol, streams, {"auth": auth, "client": client})
     rows.sort(key=itemgetter(2, 0, 1))  # by protocol, src, dst: tuples sort faster than dicts
     points = [
         {
@@ -170,6 +192,8 @@ def throughput_vs_latency(*, protocol: str | None, streams: int | None, window: 
         by_protocol.setdefault(point["protocol"], []).append(point)
     return {
         "protocol": protocol,
+        "auth": auth,
+        "client": client,
         "streams": streams,
         "window": parsed.label,
         "points": points,
@@ -177,10 +201,12 @@ def throughput_vs_latency(*, protocol: str | None, streams: int | None, window: 
     }
 
 
-def _stream_rows(window: Window, protocol: str) -> list[tuple[str, str, int, float]]:
+def _stream_rows(
+    window: Window, protocol: str, dimensions: dict[str, str] | None = None
+) -> list[tuple[str, str, int, float]]:
     """(src, dst, streams, mean throughput) per pair and stream setting with a throughput."""
     rows = fetch_rows(
-        measurements_in_window(window=window.label, protocol=protocol)
+        measurements_in_window(window=window.label, protocol=protocol, **(dimensions or {}))
         .filter(throughput_gbps__isnull=False)
         .values_list("src_id", "dst_id", "streams")
         .annotate(throughput=Avg("throughput_gbps"))
@@ -190,11 +216,14 @@ def _stream_rows(window: Window, protocol: str) -> list[tuple[str, str, int, flo
 
 
 @cached_aggregate("stream-comparison")
-def stream_comparison(*, protocol: str, window: str) -> dict:
+def stream_comparison(
+    *, protocol: str, window: str, auth: str = Auth.X509, client: str = Client.NATIVE
+) -> dict:
     """Per pair: mean throughput with 1 stream vs with the highest stream setting above 1."""
     parsed = parse_window(window)
     pairs: dict[tuple[str, str], dict] = {}
-    for src, dst, streams, throughput in _stream_rows(parsed, protocol):
+    dimensions = {"auth": auth, "client": client}
+    for src, dst, streams, throughput in _stream_rows(parsed, protocol, dimensions):
         key = (src, dst)
         pair = pairs.get(key)
         if pair is None:
@@ -215,6 +244,8 @@ def stream_comparison(*, protocol: str, window: str) -> dict:
             pair["ratio"] = pair["multi_gbps"] / pair["single_gbps"]
     return {
         "protocol": protocol,
+        "auth": auth,
+        "client": client,
         "window": parsed.label,
         "pairs": [pairs[key] for key in sorted(pairs)],
     }

@@ -357,7 +357,18 @@ class WindowQuerySerializer(serializers.Serializer):
             raise serializers.ValidationError(str(exc)) from exc
 
 
-class ThroughputVsLatencyQuerySerializer(WindowQuerySerializer):
+class DimensionsQuerySerializer(serializers.Serializer):
+    """Which measurements an aggregate reads: by authorization and client (one of each)."""
+
+    auth = serializers.ChoiceField(
+        choices=Auth.choices, default=Auth.X509, help_text="How the transfers were authorized"
+    )
+    client = serializers.ChoiceField(
+        choices=Client.choices, default=Client.NATIVE, help_text="What drove the copies"
+    )
+
+
+class ThroughputVsLatencyQuerySerializer(WindowQuerySerializer, DimensionsQuerySerializer):
     protocol = serializers.ChoiceField(
         choices=Protocol.choices, required=False, default=None, allow_null=True
     )
@@ -366,7 +377,7 @@ class ThroughputVsLatencyQuerySerializer(WindowQuerySerializer):
     )
 
 
-class StreamComparisonQuerySerializer(WindowQuerySerializer):
+class StreamComparisonQuerySerializer(WindowQuerySerializer, DimensionsQuerySerializer):
     protocol = serializers.ChoiceField(choices=Protocol.choices, default=Protocol.HTTPS)
 
 
@@ -388,6 +399,8 @@ class FitSerializer(serializers.Serializer):
 
 class ThroughputVsLatencySerializer(serializers.Serializer):
     protocol = serializers.CharField(allow_null=True)
+    auth = serializers.CharField()
+    client = serializers.CharField()
     streams = serializers.IntegerField(allow_null=True)
     window = serializers.CharField()
     points = LatencyPointSerializer(many=True)
@@ -405,15 +418,17 @@ class StreamPairSerializer(serializers.Serializer):
 
 class StreamComparisonSerializer(serializers.Serializer):
     protocol = serializers.CharField()
+    auth = serializers.CharField()
+    client = serializers.CharField()
     window = serializers.CharField()
     pairs = StreamPairSerializer(many=True)
 
 
-class MaddashWindowQuerySerializer(WindowQuerySerializer):
+class MaddashWindowQuerySerializer(WindowQuerySerializer, DimensionsQuerySerializer):
     window = serializers.CharField(default="latest", help_text="latest, <N>h or <N>d")
 
 
-class MaddashCheckQuerySerializer(serializers.Serializer):
+class MaddashCheckQuerySerializer(DimensionsQuerySerializer):
     # MaDDash's parameter name.
     resultsPerPage = serializers.IntegerField(min_value=1, max_value=1000, default=10)
     page = serializers.IntegerField(min_value=0, max_value=1_000_000, default=0)

@@ -243,19 +243,30 @@ class MaddashGridListView(APIView):
 
     renderer_classes = FAST_RENDERERS
 
-    @extend_schema(responses=OpenApiTypes.OBJECT, operation_id="maddash_grids_list")
+    @extend_schema(
+        parameters=[s.DimensionsQuerySerializer],
+        responses=OpenApiTypes.OBJECT,
+        operation_id="maddash_grids_list",
+    )
     def get(self, request: Request) -> Response:
+        dimensions = _query(s.DimensionsQuerySerializer, request)
+        query = maddash.dimensions_query(**dimensions)
         return Response(
-            {"grids": [{"name": n, "uri": f"/maddash/grids/{n}"} for n in grid_names()]}
+            {
+                "grids": [
+                    {"name": n, "uri": f"/maddash/grids/{n}{query}"}
+                    for n in grid_names(**dimensions)
+                ]
+            }
         )
 
 
 @cached_aggregate("maddash-grid-json")
-def maddash_grid_json(*, name: str, window: str) -> EncodedJSON:
+def maddash_grid_json(*, name: str, window: str, auth: str, client: str) -> EncodedJSON:
     """maddash.maddash_grid() encoded, cached as such: a served grid is sent as it is, not
     rebuilt and encoded again (half a megabyte of JSON for 30 nodes). Its bands are computed
     here, not read from their own cache: that would be a second cache entry to write."""
-    bands = grid_bands.uncached(name=name, window=window)
+    bands = grid_bands.uncached(name=name, window=window, auth=auth, client=client)
     return EncodedJSON(json_bytes(maddash.grid_document(bands)))
 
 
@@ -270,9 +281,9 @@ class MaddashGridView(APIView):
         operation_id="maddash_grid_retrieve",
     )
     def get(self, request: Request, name: str) -> Response:
-        window = _query(s.MaddashWindowQuerySerializer, request)["window"]
+        query = _query(s.MaddashWindowQuerySerializer, request)
         try:
-            return Response(maddash_grid_json(name=name, window=window))
+            return Response(maddash_grid_json(name=name, **query))
         except UnknownGrid as exc:
             raise NotFound(str(exc)) from exc
 
@@ -288,9 +299,9 @@ class MaddashRowView(APIView):
         operation_id="maddash_row_retrieve",
     )
     def get(self, request: Request, name: str, row: str) -> Response:
-        window = _query(s.MaddashWindowQuerySerializer, request)["window"]
+        query = _query(s.MaddashWindowQuerySerializer, request)
         try:
-            return Response(maddash.maddash_row(grid=name, row=row, window=window))
+            return Response(maddash.maddash_row(grid=name, row=row, **query))
         except UnknownGrid as exc:
             raise NotFound(str(exc)) from exc
 
@@ -306,9 +317,9 @@ class MaddashCellView(APIView):
         operation_id="maddash_cell_retrieve",
     )
     def get(self, request: Request, name: str, row: str, col: str) -> Response:
-        window = _query(s.MaddashWindowQuerySerializer, request)["window"]
+        query = _query(s.MaddashWindowQuerySerializer, request)
         try:
-            return Response(maddash.maddash_cell(grid=name, row=row, col=col, window=window))
+            return Response(maddash.maddash_cell(grid=name, row=row, col=col, **query))
         except UnknownGrid as exc:
             raise NotFound(str(exc)) from exc
 
@@ -330,6 +341,8 @@ class MaddashCheckView(APIView):
                     check=check,
                     page=query["page"],
                     per_page=query["resultsPerPage"],
+                    auth=query["auth"],
+                    client=query["client"],
                 )
             )
         except UnknownGrid as exc:
