@@ -24,6 +24,7 @@ __all__ = [
     "measurements_in_window",
     "node_names_by_id",
     "pair_history",
+    "pair_measurements",
     "pair_series",
     "parse_window",
     "stream_comparison",
@@ -252,7 +253,10 @@ def stream_comparison(
 
 
 PAIR_SERIES_FIELDS = (
+    "id",
     "protocol",
+    "auth",
+    "client",
     "streams",
     "started",
     "finished",
@@ -284,7 +288,45 @@ def _transfer_dict(transfer: Transfer) -> dict:
         "outcome": transfer.outcome,
         "error_class": transfer.error_class,
         "message": transfer.message,
+        "phases": transfer.phases,
+        "streaming_gbps": transfer.streaming_gbps,
     }
+
+
+def _measurement_dict(m: Measurement, src: str, dst: str) -> dict:
+    return {
+        "id": m.id,
+        "uuid": str(m.uuid),
+        "campaign": str(m.campaign.uuid) if m.campaign else None,
+        "src": src,
+        "dst": dst,
+        "protocol": m.protocol,
+        "auth": m.auth,
+        "client": m.client,
+        "streams": m.streams,
+        "file_size": m.file_size,
+        "started": m.started,
+        "finished": m.finished,
+        "throughput_gbps": m.throughput_gbps,
+        "makespan_gbps": m.makespan_gbps,
+        "rtt_ms": m.rtt_ms,
+        "succeeded": m.succeeded,
+        "failed": m.failed,
+        "transfers": [_transfer_dict(t) for t in m.transfers.all()],
+    }
+
+
+def _with_transfers(queryset: QuerySet) -> QuerySet:
+    return queryset.select_related("campaign").prefetch_related(
+        Prefetch("transfers", queryset=Transfer.objects.order_by("index"))
+    )
+
+
+def pair_measurements(*, src: str, dst: str, ids: list[int]) -> list[dict]:
+    """The src -> dst measurements of `ids` (pair_series' "id"), oldest first, with their
+    transfers: two queries, whatever the number."""
+    queryset = _with_transfers(Measurement.objects.filter(pk__in=ids))
+    return [_measurement_dict(m, src, dst) for m in queryset.order_by("started", "id")]
 
 
 def pair_history(
@@ -297,31 +339,10 @@ def pair_history(
     queryset = Measurement.objects.filter(src__name=src, dst__name=dst)
     if since is not None:
         queryset = queryset.filter(started__gte=since)
-    queryset = queryset.select_related("campaign").prefetch_related(
-        Prefetch("transfers", queryset=Transfer.objects.order_by("index"))
-    )
+    queryset = _with_transfers(queryset)
     if limit is not None:
         recent = list(queryset.order_by("-started", "-id")[:limit])
         recent.reverse()
     else:
         recent = list(queryset.order_by("started", "id"))
-    return [
-        {
-            "uuid": str(m.uuid),
-            "campaign": str(m.campaign.uuid) if m.campaign else None,
-            "src": src,
-            "dst": dst,
-            "protocol": m.protocol,
-            "streams": m.streams,
-            "file_size": m.file_size,
-            "started": m.started,
-            "finished": m.finished,
-            "throughput_gbps": m.throughput_gbps,
-            "makespan_gbps": m.makespan_gbps,
-            "rtt_ms": m.rtt_ms,
-            "succeeded": m.succeeded,
-            "failed": m.failed,
-            "transfers": [_transfer_dict(t) for t in m.transfers.all()],
-        }
-        for m in recent
-    ]
+    return [_measurement_dict(m, src, dst) for m in recent]
