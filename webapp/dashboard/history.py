@@ -8,6 +8,8 @@ from results.choices import Outcome
 from results.phases import median, setup_s
 from results.reference_selectors import baseline_fraction
 
+from dashboard.plots import dimension_order
+
 RECENT_MEASUREMENTS = 8
 
 
@@ -39,7 +41,7 @@ def latest_per_check(history: list[dict]) -> list[dict]:
         key = check_key(row)
         if key not in newest or _started(row) > _started(newest[key]):
             newest[key] = row
-    ordered = sorted(newest.items(), key=lambda kv: (*kv[0][:3], -kv[0][3]))
+    ordered = sorted(newest.items(), key=lambda kv: (dimension_order(*kv[0][:3]), -kv[0][3]))
     return [{**row, "started": as_datetime(row["started"])} for _, row in ordered]
 
 

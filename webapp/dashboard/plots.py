@@ -11,6 +11,7 @@ from datetime import datetime
 from statistics import median
 from typing import Any
 
+from results.choices import Auth, Client
 from results.phases import phase_names
 
 # Okabe-Ito colours (colour-blind safe), one per protocol; RTT in neutral grey.
@@ -81,7 +82,7 @@ def history_figure(history: list[dict], baselines: list[dict] | None = None) -> 
         series[(*key, int(row["streams"]))].append(row)
     traces: list[dict] = []
     for (protocol, auth, client, streams), rows in sorted(
-        series.items(), key=lambda kv: (*kv[0][:3], -kv[0][3])
+        series.items(), key=lambda kv: (dimension_order(*kv[0][:3]), -kv[0][3])
     ):
         rows.sort(key=lambda r: _iso(r["started"]) or "")
         label = dimension_label(protocol, auth, client)
@@ -278,6 +279,18 @@ def ratio_summary(result: dict) -> dict:
     }
 
 
+def dimension_order(protocol: str, auth: str, client: str) -> tuple:
+    """Sort key: by protocol, then the defaults (x509, native) before the others."""
+    auths, clients = Auth.values, Client.values
+    return (
+        protocol,
+        auths.index(auth) if auth in auths else len(auths),
+        auth,
+        clients.index(client) if client in clients else len(clients),
+        client,
+    )
+
+
 def dimension_label(protocol: str, auth: str, client: str) -> str:
     """'https' for the defaults, else 'https, token, gfal2' (only what differs)."""
     extra = [value for value, default in ((auth, "x509"), (client, "native")) if value != default]
@@ -296,7 +309,8 @@ def phases_figure(measurements: list[dict]) -> dict | None:
             for t in m.get("transfers") or []
             if t["outcome"] == "success" and t.get("phases")
         )
-    groups = {key: phases for key, phases in sorted(groups.items()) if phases}
+    ordered = sorted(groups.items(), key=lambda kv: dimension_order(*kv[0]))
+    groups = {key: phases for key, phases in ordered if phases}
     if not groups:
         return None
     labels = [dimension_label(*key) for key in groups]
@@ -318,6 +332,7 @@ def phases_figure(measurements: list[dict]) -> dict | None:
     layout = {
         **BASE_LAYOUT,
         "barmode": "stack",
+        "legend": {**BASE_LAYOUT["legend"], "traceorder": "normal"},  # as they happen
         "height": 160 + 40 * len(labels),
         "margin": {**BASE_LAYOUT["margin"], "l": 150},
         "xaxis": {"title": {"text": "median seconds per phase (successful transfers)"},
