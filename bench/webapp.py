@@ -9,11 +9,13 @@ page, the MaDDash grid JSON, throughput-vs-latency and stream-comparison, each c
 (aggregate cache cleared first: "uncached") and as served (cached until the data changes),
 next to the raw SQL of the same aggregate, all three interleaved so that load from elsewhere
 weighs on them alike; and the ingest rate through the API (transfers/s).
-Targets, judged on the UNCACHED p95: <= 1.5 x the raw SQL p95 and <= 150 ms; ingest >= 5,000
-transfers/s. The raw SQL is the aggregate as a hand-written query returns it (timestamps as
-timestamptz); the app asks PostgreSQL for epoch seconds instead, which it needs anyway. The app
-is loaded through tpcbench_web.wsgi, as gunicorn loads it (start-up objects frozen out of the
-garbage collector's full passes).
+Targets (issue 13): the UNCACHED p95 <= 2 x the raw SQL p95 and <= 150 ms, the served (cached)
+p95 <= 0.5 x the raw SQL p95; ingest >= 5,000 transfers/s. The app reads through the ORM (any
+database); the raw SQL is the aggregate as a hand-written PostgreSQL query returns it
+(timestamps as timestamptz); the app asks the database for epoch seconds instead, which it needs
+anyway. The app is loaded through tpcbench_web.wsgi, as gunicorn loads it (start-up objects
+frozen out of the garbage collector's full passes). bench/webapp_compare.py runs this for two
+checkouts and prints them side by side.
 
 Options: --nodes N --days D (smaller runs), --reload (load again), --requests R,
 --only TEXT (only the read rows whose name contains TEXT; repeatable; skips ingest).
@@ -43,7 +45,8 @@ from webapp_history import (  # noqa: E402  (bench/ is this script's directory)
 )
 
 P95_MS = 150.0
-RATIO = 1.5
+RATIO = 2.0
+CACHED_RATIO = 0.5
 INGEST_TARGET = 5000.0
 
 
@@ -187,10 +190,10 @@ def read_rows(requests: int) -> list[tuple[str, Callable | None, Callable, str]]
 
 
 def report_reads(requests: int, only: list[str] | None = None) -> bool:
-    """The read table; the targets are judged on the uncached figures (the cache is a bonus)."""
+    """The read table: each read computed afresh and as served, against its raw SQL."""
     print(
-        f"\nread path: p50/p95 in ms over {requests} requests, interleaved; targets on the "
-        f"UNCACHED p95: <= {RATIO}x the raw SQL p95 and <= {P95_MS:.0f} ms"
+        f"\nread path: p50/p95 in ms over {requests} requests, interleaved; targets: UNCACHED "
+        f"p95 <= {RATIO}x the raw SQL p95 and <= {P95_MS:.0f} ms, cached p95 <= {CACHED_RATIO}x"
     )
     header = "{:<28} {:>15} {:>15} {:>15} {:>15}  {}"
     print(
@@ -215,6 +218,7 @@ def report_reads(requests: int, only: list[str] | None = None) -> bool:
             for reason, bad in (
                 (f"p95 > {P95_MS:.0f} ms", u95 > P95_MS),
                 (f"ratio > {RATIO}", ratio > RATIO),
+                (f"cached ratio > {CACHED_RATIO}", cached_ratio > CACHED_RATIO),
             )
             if bad
         ]
@@ -231,7 +235,7 @@ def report_reads(requests: int, only: list[str] | None = None) -> bool:
         )
     print(
         "  (raw SQL: the aggregate by hand, timestamps as timestamptz; the app fetches epoch\n"
-        "   seconds computed by PostgreSQL, and the grids also read nodes, thresholds and\n"
+        "   seconds computed by the database, and the grids also read nodes, thresholds and\n"
         "   failure reasons)"
     )
     return all_ok

@@ -27,8 +27,15 @@ def payload(
     rtt_ms: float | None = 12.5,
     error_class: str = "timeout",
     file_size: int = GIB,
+    auth: str | None = None,
+    client: str | None = None,
+    phases: bool = False,
 ) -> dict:
-    """A JSON-ready measurement as the orchestrator sends it; every transfer lasts `seconds`."""
+    """A JSON-ready measurement as the orchestrator sends it; every transfer lasts `seconds`.
+
+    `auth`, `client`: sent when given (older orchestrators sent neither); `phases`: each
+    transfer with its phases (a tenth of it setup) and streaming rate, as the orchestrator
+    sends them now."""
     started = started or timezone.now() - timedelta(hours=1)
     transfers = []
     for index in range(k):
@@ -44,7 +51,20 @@ def payload(
                 "message": "" if ok else f"{error_class} talking to {dst}",
             }
         )
+        if phases:
+            setup = seconds / 10
+            transfers[-1]["phases"] = (
+                {"connect": setup / 2, "handshake": setup / 4, "request": setup / 4}
+                | {"streaming": seconds - setup}
+                if ok
+                else {"connect": seconds}
+            )
+            transfers[-1]["streaming_gbps"] = (
+                file_size * 8 / (seconds - setup) / 1e9 if ok else None
+            )
+    dimensions = {"auth": auth, "client": client}
     return {
+        **{name: value for name, value in dimensions.items() if value is not None},
         "uuid": str(uuid_lib.uuid4()),
         "campaign": campaign,
         "src": src,

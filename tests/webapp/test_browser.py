@@ -53,6 +53,7 @@ def fill_mesh(store) -> None:
                     transfers=4,
                     rtt_ms=rtt,
                     campaign=campaign,
+                    phases=True,
                 )
             if (i + j) % 2:
                 store(
@@ -65,6 +66,7 @@ def fill_mesh(store) -> None:
                     transfers=4,
                     rtt_ms=rtt,
                     campaign=campaign,
+                    phases=True,
                 )
     for day in range(1, 15):
         for protocol in ("https", "gridftp"):
@@ -80,6 +82,7 @@ def fill_mesh(store) -> None:
                     started=now - timedelta(days=day, hours=protocol == "gridftp"),
                     transfers=4,
                     rtt_ms=11.0 + day % 3,
+                    phases=True,
                 )
 
 
@@ -165,6 +168,12 @@ def test_dashboard_in_chromium(live_server, screenshots, store, request):
         "https, 1 stream",
     ]
     assert page.locator("table.transfers tbody tr").count() > 4
+    # Where the time goes: a bar per phase, stacked, for https and for gridftp.
+    page.locator("#phases-plot[data-rendered=true]").wait_for()
+    assert page.locator("#phases-plot .barlayer .trace").count() == 4
+    phases = page.locator("#phases-plot .legendtext").all_text_contents()
+    assert phases == ["connect", "handshake", "request", "streaming"]
+    assert page.locator("#phases-plot .barlayer .point").count() == 8  # 4 phases x 2 protocols
     saved.append(screenshots / "pair.png")
     page.screenshot(path=str(saved[-1]), full_page=True)
 

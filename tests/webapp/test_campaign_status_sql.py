@@ -1,4 +1,4 @@
-"""The Campaigns box's query compiled once (PostgreSQL) reads what the ORM query reads."""
+"""The Campaigns box's query compiled once (results.orm_rows) reads what the ORM query reads."""
 
 import pytest
 from dashboard import campaign_status as box
@@ -12,7 +12,7 @@ pytestmark = pytest.mark.django_db
 
 def same_rows() -> list[dict]:
     compiled = box._status_rows()
-    assert compiled == list(box._status_query())
+    assert compiled == list(box._status_rows.queryset())
     return compiled
 
 

@@ -64,6 +64,9 @@ def transfer(index: int, ok: bool, start: datetime) -> TransferRecord:
         bytes=1 << 30 if ok else 0, outcome="success" if ok else "failure",
         error_class=None if ok else "timeout", message="" if ok else "no progress for 60 s",
         progress=[ProgressPoint(1.0, 1 << 29), ProgressPoint(2.5, 1 << 30)] if ok else [],
+        phases={"connect": 0.03, "handshake": 0.01, "request": 0.96, "streaming": 1.5}
+        if ok else {"connect": 0.03, "handshake": 2.47},
+        first_progress=ProgressPoint(1.0, 0) if ok else None,
     )  # fmt: skip
 
 
@@ -71,13 +74,15 @@ def test_a_measurement_as_the_orchestrator_sends_it_fits_the_schema(schema) -> N
     start = datetime(2026, 11, 21, 12, tzinfo=UTC)
     record = MeasurementRecord(
         uuid="6f1c0f4e-1f7e-4a3c-9a57-0d5c1f0e2b11", campaign=None, src="lab-1", dst="lab-2",
-        protocol="https", streams=8, file_size=1 << 30, rtt_ms=12.5, started=start,
-        finished=start + timedelta(seconds=3),
+        protocol="https", auth="token", client="gfal2", streams=8, file_size=1 << 30, rtt_ms=12.5,
+        started=start, finished=start + timedelta(seconds=3),
         transfers=[transfer(0, True, start), transfer(1, False, start)],
         cleanup_errors=["could not delete /data/x: permission denied"],
     )  # fmt: skip
     sent = record.to_json()
-    # what a campaign adds (orchestrator/campaign/run.py measure_one)
+    assert sent["auth"] == "token" and sent["client"] == "gfal2"
+    assert sent["transfers"][0]["streaming_gbps"] > 0
+    # what a campaign adds (orchestrator/campaign/run.py Campaign._measure_one)
     sent |= {"src_link_gbps": 2.0, "dst_link_gbps": None, "rtt_target_ms": 10.0}
     sent |= {"rtt_within_target": False, "rtt_from": "orchestrator"}
     body = request_schema(schema, "/api/v1/measurements/", "post")

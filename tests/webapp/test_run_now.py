@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import re
+import threading
 import uuid as uuid_lib
 from datetime import timedelta
 
 import pytest
+from dashboard import run_now
 from dashboard.campaign_status import campaign_status
 from dashboard.run_now import REQUESTED
 from django.contrib.auth import get_user_model
+from django.db import connection
 from django.test import Client
 from django.utils import timezone
 from rest_framework.test import APIClient
@@ -128,6 +131,56 @@ def test_a_running_campaign_makes_the_press_request_nothing(alice, ingest):
     html = box(alice.post(RUN_NOW, follow=True).content.decode())
     assert "A campaign is already running" in html
     assert pending() == []
+
+
+def _lock_waiters() -> int:
+    """Sessions of this test database waiting for a lock another transaction holds."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND wait_event_type = 'Lock'"
+        )
+        return cursor.fetchone()[0]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_presses_at_once_take_turns_and_request_one_campaign(reporter_user, monkeypatch):
+    """The second press waits for the first one's commit, then sees its campaign."""
+    created, go = threading.Event(), threading.Event()
+    campaign_request = run_now.services.campaign_request
+
+    def slow_request(**kwargs):  # the first press holds its transaction open after creating
+        campaign = campaign_request(**kwargs)
+        if not created.is_set():
+            created.set()
+            go.wait(60)
+        return campaign
+
+    monkeypatch.setattr(run_now.services, "campaign_request", slow_request)
+    found: dict[str, tuple[Campaign, bool]] = {}
+
+    def press(name: str) -> None:
+        try:
+            found[name] = run_now.request_campaign(user=reporter_user)
+        finally:
+            connection.close()
+
+    first = threading.Thread(target=press, args=("first",))
+    first.start()
+    assert created.wait(60)
+    second = threading.Thread(target=press, args=("second",))
+    second.start()
+    waited = False
+    for _ in range(600):  # until the second press waits on the first one's lock
+        if waited := _lock_waiters() > 0:
+            break
+        second.join(0.05)
+    go.set()
+    first.join(60)
+    second.join(60)
+    assert waited, "the second press did not wait for the first one"
+    assert found["first"][1] is True and found["second"] == (found["first"][0], False)
+    assert len(pending()) == 1
 
 
 def test_csrf_is_enforced(reporter_user):

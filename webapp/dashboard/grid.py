@@ -16,7 +16,8 @@ from urllib.parse import quote
 from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 from results.cache import cached_aggregate
-from results.grid import all_grid_bands
+from results.choices import Auth, Client, Protocol
+from results.grid import build_bands, grid_dimensions
 from results.grid_bands import GridBands
 from results.grid_limits import status_labels
 from results.reference_selectors import latest_link_baselines
@@ -248,9 +249,29 @@ def build_section(
     )
 
 
-@cached_aggregate("grid-sections")
-def grid_sections(*, window: str = "latest") -> list[GridSection]:
-    """A section per grid with results (none: an empty database); raises ValueError (window)."""
-    grids = all_grid_bands(window=window)
+@dataclass(frozen=True)
+class GridPage:
+    """The grid page's data: a section per grid, and which dimensions were ever measured."""
+
+    sections: list[GridSection]
+    auths: list[str]  # authorizations with measurements, in the order of Auth
+    clients: list[str]  # clients with measurements, in the order of Client
+
+
+@cached_aggregate("grid-page")
+def grid_page_data(
+    *, window: str = "latest", auth: str = Auth.X509, client: str = Client.NATIVE
+) -> GridPage:
+    """A section per grid with results of this authorization and client (none: none such),
+    and the authorizations and clients measured (none: an empty database); raises ValueError
+    (window)."""
+    measured = grid_dimensions()  # one query for the grids to show and the choices
+    names = [p for p in Protocol.values if (p, auth, client) in measured]
+    # As results.grid.all_grid_bands, with the combinations read once.
+    grids = build_bands(names, window, with_campaign=True, auth=auth, client=client)
     links = latest_link_baselines() if grids else {}
-    return [build_section(grid, links) for grid in grids]
+    return GridPage(
+        sections=[build_section(grid, links) for grid in grids],
+        auths=[a for a in Auth.values if any(m[1] == a for m in measured)],
+        clients=[c for c in Client.values if any(m[2] == c for m in measured)],
+    )

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from results.choices import Outcome
+from results.phases import median, setup_s
 from results.reference_selectors import baseline_fraction
+
+from dashboard.plots import dimension_order
 
 RECENT_MEASUREMENTS = 8
 
@@ -19,14 +23,25 @@ def _started(row: dict) -> datetime:
     return as_datetime(row["started"]) or datetime.min
 
 
+def check_key(row: dict) -> tuple[str, str, str, int]:
+    """(protocol, auth, client, streams): what a grid band is of."""
+    return (
+        row["protocol"],
+        row.get("auth") or "x509",
+        row.get("client") or "native",
+        int(row["streams"]),
+    )
+
+
 def latest_per_check(history: list[dict]) -> list[dict]:
-    """The newest measurement of each (protocol, streams), ordered like the grid's bands."""
-    newest: dict[tuple[str, int], dict] = {}
+    """The newest measurement of each (protocol, auth, client, streams), ordered like the
+    grid's bands."""
+    newest: dict[tuple[str, str, str, int], dict] = {}
     for row in history:
-        key = (row["protocol"], int(row["streams"]))
+        key = check_key(row)
         if key not in newest or _started(row) > _started(newest[key]):
             newest[key] = row
-    ordered = sorted(newest.items(), key=lambda kv: (kv[0][0], -kv[0][1]))
+    ordered = sorted(newest.items(), key=lambda kv: (dimension_order(*kv[0][:3]), -kv[0][3]))
     return [{**row, "started": as_datetime(row["started"])} for _, row in ordered]
 
 
@@ -50,7 +65,24 @@ def with_link_fraction(latest: list[dict], baselines: list[dict]) -> list[dict]:
 def _transfer(row: dict) -> dict:
     start, end = as_datetime(row.get("start")), as_datetime(row.get("end"))
     duration = (end - start).total_seconds() if start and end else None
-    return {**row, "start": start, "end": end, "duration_s": duration}
+    setup = setup_s(row.get("phases") or {})
+    return {**row, "start": start, "end": end, "duration_s": duration, "setup_s": setup}
+
+
+def phase_summary(transfers: list[dict]) -> dict:
+    """Median setup (the phases before streaming) and median streaming rate of the
+    successful transfers; None where none recorded it."""
+    ok = [t for t in transfers if t.get("outcome") == Outcome.SUCCESS]
+    return {
+        "median_setup_s": median(setup_s(t.get("phases") or {}) for t in ok),
+        "median_streaming_gbps": median(t.get("streaming_gbps") for t in ok),
+    }
+
+
+def with_phase_summaries(rows: list[dict], measured: list[dict]) -> list[dict]:
+    """Each row with its measurement's phase_summary (`measured`: rows with transfers, by id)."""
+    by_id = {m["id"]: m["transfers"] for m in measured}
+    return [{**row, **phase_summary(by_id.get(row.get("id"), []))} for row in rows]
 
 
 def recent_measurements(history: list[dict], limit: int = RECENT_MEASUREMENTS) -> list[dict]:
@@ -59,6 +91,7 @@ def recent_measurements(history: list[dict], limit: int = RECENT_MEASUREMENTS) -
     return [
         {
             **row,
+            **phase_summary(row.get("transfers") or []),
             "started": as_datetime(row["started"]),
             "transfers": [
                 _transfer(t) for t in sorted(row.get("transfers") or [], key=lambda t: t["index"])

@@ -8,9 +8,22 @@ from __future__ import annotations
 
 from collections import defaultdict
 from datetime import datetime
+from statistics import median
 from typing import Any
 
+from results.choices import Auth, Client
+from results.phases import phase_names
+
 # Okabe-Ito colours (colour-blind safe), one per protocol; RTT in neutral grey.
+# Phases, in the order they happen: setup in blues and greys, data flowing in green.
+PHASE_COLOURS = {
+    "connect": "#56B4E9",
+    "handshake": "#0072B2",
+    "request": "#999999",
+    "streaming": "#009E73",
+    "poll": "#E69F00",
+    "close": "#CC79A7",
+}
 PROTOCOL_COLOURS = {"https": "#0072B2", "gridftp": "#D55E00", "root": "#009E73"}
 RTT_COLOUR = "#555555"
 BASELINE_COLOUR = "#000000"  # the link's own figure: black, dashed
@@ -63,17 +76,21 @@ def baseline_trace(baselines: list[dict], until: str | None = None) -> dict | No
 def history_figure(history: list[dict], baselines: list[dict] | None = None) -> dict:
     """Throughput per (protocol, streams) over time, the link baseline as a reference line
     when one was taken (Figure 5), and RTT on a second y axis."""
-    series: dict[tuple[str, int], list[dict]] = defaultdict(list)
+    series: dict[tuple[str, str, str, int], list[dict]] = defaultdict(list)
     for row in history:
-        series[(row["protocol"], int(row["streams"]))].append(row)
+        key = (row["protocol"], row.get("auth") or "x509", row.get("client") or "native")
+        series[(*key, int(row["streams"]))].append(row)
     traces: list[dict] = []
-    for (protocol, streams), rows in sorted(series.items(), key=lambda kv: (kv[0][0], -kv[0][1])):
+    for (protocol, auth, client, streams), rows in sorted(
+        series.items(), key=lambda kv: (dimension_order(*kv[0][:3]), -kv[0][3])
+    ):
         rows.sort(key=lambda r: _iso(r["started"]) or "")
+        label = dimension_label(protocol, auth, client)
         traces.append(
             {
                 "type": "scatter",
                 "mode": "lines+markers",
-                "name": f"{protocol}, {streams} stream{'s' if streams != 1 else ''}",
+                "name": f"{label}, {streams} stream{'s' if streams != 1 else ''}",
                 "x": [_iso(r["started"]) for r in rows],
                 "y": [r.get("throughput_gbps") for r in rows],
                 "customdata": [
@@ -260,3 +277,66 @@ def ratio_summary(result: dict) -> dict:
         "mean": sum(ratios) / len(ratios),
         "median": median,
     }
+
+
+def dimension_order(protocol: str, auth: str, client: str) -> tuple:
+    """Sort key: by protocol, then the defaults (x509, native) before the others."""
+    auths, clients = Auth.values, Client.values
+    return (
+        protocol,
+        auths.index(auth) if auth in auths else len(auths),
+        auth,
+        clients.index(client) if client in clients else len(clients),
+        client,
+    )
+
+
+def dimension_label(protocol: str, auth: str, client: str) -> str:
+    """'https' for the defaults, else 'https, token, gfal2' (only what differs)."""
+    extra = [value for value, default in ((auth, "x509"), (client, "native")) if value != default]
+    return ", ".join([protocol, *extra])
+
+
+def phases_figure(measurements: list[dict]) -> dict | None:
+    """Where the time goes: per (protocol, auth, client), the median seconds of each phase
+    over the successful transfers of `measurements` (rows with transfers), stacked in the
+    order the phases happen. None when no transfer recorded phases."""
+    groups: dict[tuple[str, str, str], list[dict]] = defaultdict(list)
+    for m in measurements:
+        key = (m["protocol"], m.get("auth") or "x509", m.get("client") or "native")
+        groups[key].extend(
+            t["phases"]
+            for t in m.get("transfers") or []
+            if t["outcome"] == "success" and t.get("phases")
+        )
+    ordered = sorted(groups.items(), key=lambda kv: dimension_order(*kv[0]))
+    groups = {key: phases for key, phases in ordered if phases}
+    if not groups:
+        return None
+    labels = [dimension_label(*key) for key in groups]
+    names = phase_names(name for phases in groups.values() for p in phases for name in p)
+    traces = [
+        {
+            "type": "bar",
+            "orientation": "h",
+            "name": name,
+            "y": labels,
+            "x": [median(p.get(name, 0.0) for p in phases) for phases in groups.values()],
+            "customdata": [len(phases) for phases in groups.values()],
+            "hovertemplate": f"{name}: %{{x:.3f}} s (median of %{{customdata}} transfers)"
+            "<extra>%{y}</extra>",
+            "marker": {"color": PHASE_COLOURS.get(name, FALLBACK_COLOUR)},
+        }
+        for name in names
+    ]
+    layout = {
+        **BASE_LAYOUT,
+        "barmode": "stack",
+        "legend": {**BASE_LAYOUT["legend"], "traceorder": "normal"},  # as they happen
+        "height": 160 + 40 * len(labels),
+        "margin": {**BASE_LAYOUT["margin"], "l": 150},
+        "xaxis": {"title": {"text": "median seconds per phase (successful transfers)"},
+                  "rangemode": "tozero"},
+        "yaxis": {"automargin": True, "autorange": "reversed"},
+    }  # fmt: skip
+    return {"data": traces, "layout": layout}

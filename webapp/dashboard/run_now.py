@@ -13,21 +13,20 @@ from django.contrib.admin.models import ADDITION, LogEntry
 from django.contrib.auth.views import redirect_to_login
 from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import PermissionDenied
-from django.db import connection, transaction
+from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 from results import services
+from results.cache import lock_data_version
 from results.models import Campaign
 
 from dashboard.campaign_status import pending_campaigns, running_campaign
 
 PERMISSION = "results.add_campaign"  # what the API's POST /api/v1/campaigns/ requires
 REQUESTED = "Campaign requested; the orchestrator will start it within its poll interval."
-# Any constant: serialises concurrent presses so that two of them cannot both see "none pending".
-_LOCK_KEY = 0x7470_6372_756E  # "tpcrun"
 
 
 def _when(moment) -> str:
@@ -37,9 +36,8 @@ def _when(moment) -> str:
 def request_campaign(*, user) -> tuple[Campaign, bool]:
     """The pending or running campaign if there is one (False), else a new pending one (True)."""
     with transaction.atomic():
-        if connection.vendor == "postgresql":
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_LOCK_KEY])
+        # Presses take turns (a row lock, any database): two cannot both see "none pending".
+        lock_data_version()
         busy = pending_campaigns().first() or running_campaign().first()
         if busy is not None:
             return busy, False

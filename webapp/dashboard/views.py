@@ -13,16 +13,17 @@ from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.safestring import mark_safe
 from results import reference_selectors, selectors
-from results.choices import Protocol
+from results.choices import Auth, Client, Protocol
 from results.models import Measurement, Node
 
 from dashboard import plots
-from dashboard.grid import grid_sections
+from dashboard.grid import grid_page_data
 from dashboard.history import (
     RECENT_MEASUREMENTS,
     latest_per_check,
     recent_measurements,
     with_link_fraction,
+    with_phase_summaries,
 )
 
 # The windows every page offers, as (value for ?window=, label).
@@ -81,21 +82,45 @@ def _choice(request: HttpRequest, name: str, choices: tuple, default):
     return default
 
 
+def _dimension_links(request: HttpRequest, name: str, values: list[str], current: str) -> list:
+    """Links to the grid of each measured value of one dimension (auth or client)."""
+    links = []
+    for value in values:
+        query = request.GET.copy()
+        query[name] = value
+        links.append({"label": value, "query": query.urlencode(), "current": value == current})
+    return links
+
+
 def grid_page(request: HttpRequest) -> HttpResponse:
     window, error = _window(request, "latest")
+    auth = _choice(request, "auth", tuple(Auth.values), Auth.X509)
+    client = _choice(request, "client", tuple(Client.values), Client.NATIVE)
     context: dict = {
         "nav": "grid",
         "window": window,
         "window_links": _window_links(request, window),
+        "auth": auth,
+        "client": client,
         "error": error,
         "sections": [],
     }
     if error:
         context["empty"] = not Measurement.objects.exists()
         return render(request, "dashboard/grid.html", context, status=400)
-    # One grid per protocol with any result: none at all means an empty database.
-    sections = grid_sections(window=window)
-    context["empty"] = not sections
+    # One grid per protocol with results of (auth, client); none measured: an empty database.
+    page = grid_page_data(window=window, auth=auth, client=client)
+    sections = page.sections
+    context["empty"] = not page.auths
+    # Choices only where there is a choice (or the one asked for is not the one measured).
+    context["dimensions"] = [
+        {"name": name, "label": label, "links": _dimension_links(request, name, values, current)}
+        for name, label, values, current in (
+            ("auth", "Authorization", page.auths, auth),
+            ("client", "Client", page.clients, client),
+        )
+        if values and values != [current]
+    ]
     if sections:
         context["sections"] = sections
         context["window_has_data"] = any(s.n_measured for s in sections)
@@ -136,10 +161,14 @@ def pair_page(request: HttpRequest, src: str, dst: str) -> HttpResponse:
     days = _choice(request, "days", HISTORY_DAYS, DEFAULT_HISTORY_DAYS)
     since = timezone.now() - timedelta(days=days)
     # The plot and the latest results: the whole window's figures (values only); the
-    # transfer table: only the measurements it lists, with their transfers.
+    # transfer table and the phases: only the measurements listed, with their transfers.
     series = selectors.pair_series(src=src, dst=dst, since=since)
     baselines = reference_selectors.pair_baselines(src=src, dst=dst, since=since)
-    recent = selectors.pair_history(src=src, dst=dst, since=since, limit=RECENT_MEASUREMENTS)
+    latest = latest_per_check(series)
+    recent_ids = {row["id"] for row in series[-RECENT_MEASUREMENTS:]}  # series: oldest first
+    latest_ids = {row["id"] for row in latest}
+    ids = sorted(recent_ids | latest_ids)
+    measured = selectors.pair_measurements(src=src, dst=dst, ids=ids) if ids else []
     query = {"src": src, "dst": dst, "since": since.isoformat(timespec="seconds")}
     context = {
         "nav": "grid",
@@ -149,9 +178,10 @@ def pair_page(request: HttpRequest, src: str, dst: str) -> HttpResponse:
         "day_choices": HISTORY_DAYS,
         "history": series,
         "figure": plots.history_figure(series, baselines) if series else None,
-        "latest": with_link_fraction(latest_per_check(series), baselines),
+        "latest": with_phase_summaries(with_link_fraction(latest, baselines), measured),
+        "phases_figure": plots.phases_figure([m for m in measured if m["id"] in latest_ids]),
         "baselines": baselines,
-        "recent": recent_measurements(recent),
+        "recent": recent_measurements([m for m in measured if m["id"] in recent_ids]),
         "csv_url": f"{MEASUREMENTS_API}?{urlencode({**query, 'format': 'csv'})}",
         "json_url": f"{MEASUREMENTS_API}?{urlencode(query)}",
         "transfers_csv_url": f"{MEASUREMENTS_API}?"

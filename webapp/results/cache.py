@@ -11,34 +11,46 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from django.core.cache import cache
-from django.db import connection
-from django.db.models import F
+from django.db.models import F, QuerySet
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 from django.utils import timezone
 
 from results.models import Campaign, DataVersion, Measurement, Node, Threshold
+from results.orm_rows import compiled_once
 
 T = TypeVar("T")
 SINGLETON = 1
 TIMEOUT_SECONDS = 600
 
 
-_VERSION_SQL = f"SELECT version FROM {DataVersion._meta.db_table} WHERE id = %s"
+@compiled_once
+def _version_rows() -> QuerySet:
+    return DataVersion.objects.filter(pk=SINGLETON).values("version")
 
 
 def data_version() -> int:
-    """The counter (every cached request reads it: plain SQL, no ORM query to compile)."""
-    with connection.cursor() as cursor:
-        cursor.execute(_VERSION_SQL, [SINGLETON])
-        row = cursor.fetchone()
-    return (row[0] if row else 0) or 0
+    """The counter (every cached request reads it: compiled once, no ORM work per request)."""
+    rows = _version_rows()
+    return (rows[0]["version"] if rows else 0) or 0
 
 
 def data_changed() -> None:
     """Bump the counter (inside the writer's transaction: readers see it with the data)."""
     if not DataVersion.objects.filter(pk=SINGLETON).update(version=F("version") + 1):
         DataVersion.objects.get_or_create(pk=SINGLETON, defaults={"version": 1})
+
+
+def lock_data_version() -> None:
+    """Lock the counter's row until the transaction ends (made first if missing, at 0).
+
+    Every write to the results holds this lock from its data_changed() to its commit, so a
+    transaction that takes it first sees the data as of its turn: a check-then-write (the
+    dashboard's "run now") cannot interleave with another. Portable: a row lock where there
+    are row locks (PostgreSQL), and on SQLite the INSERT takes the one database write lock.
+    """
+    DataVersion.objects.bulk_create([DataVersion(pk=SINGLETON, version=0)], ignore_conflicts=True)
+    list(DataVersion.objects.select_for_update().filter(pk=SINGLETON).values_list("pk"))
 
 
 def cached_aggregate(prefix: str) -> Callable[[Callable[..., T]], Callable[..., T]]:

@@ -9,6 +9,20 @@ class Protocol(models.TextChoices):
     ROOT = "root", "XRootD root:// TPC"
 
 
+class Auth(models.TextChoices):
+    """How the transfers of a measurement were authorized (orchestrator --auth)."""
+
+    X509 = "x509", "X.509 client certificate"
+    TOKEN = "token", "Bearer tokens (WLCG/SciTokens)"
+
+
+class Client(models.TextChoices):
+    """What drove the copies (orchestrator --client)."""
+
+    NATIVE = "native", "The protocol's own tool"
+    GFAL2 = "gfal2", "gfal2 (FTS's library)"
+
+
 class Trigger(models.TextChoices):
     SCHEDULE = "schedule", "Scheduled"
     MANUAL = "manual", "Manual (run now)"

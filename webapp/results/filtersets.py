@@ -6,7 +6,7 @@ import django_filters
 from django import forms
 from django_filters.fields import IsoDateTimeField
 
-from results.choices import CampaignState, PrelimKind, Protocol, Trigger
+from results.choices import Auth, CampaignState, Client, PrelimKind, Protocol, Trigger
 from results.models import Baseline, Campaign, Measurement, Node, PrelimRun
 
 
@@ -47,11 +47,25 @@ class PairFilterSet(django_filters.FilterSet):
 
 class MeasurementFilterSet(PairFilterSet):
     protocol = django_filters.ChoiceFilter(choices=Protocol.choices)
+    auth = django_filters.ChoiceFilter(
+        choices=Auth.choices, help_text="How the transfers were authorized"
+    )
+    client = django_filters.ChoiceFilter(choices=Client.choices, help_text="What drove the copies")
     streams = IntegerFilter(field_name="streams", min_value=1, max_value=1024)
 
     class Meta:
         model = Measurement
-        fields = ["src", "dst", "protocol", "streams", "since", "until", "campaign"]
+        fields = [
+            "src",
+            "dst",
+            "protocol",
+            "auth",
+            "client",
+            "streams",
+            "since",
+            "until",
+            "campaign",
+        ]
 
 
 class CampaignFilterSet(django_filters.FilterSet):

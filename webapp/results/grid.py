@@ -1,21 +1,20 @@
 """The grids: one per protocol, over a window (the latest finished campaign, or the last N
-hours or days), cached per data version. Built through the ORM on any database, or on
-PostgreSQL in one hand-written statement (results.queries)."""
+hours or days), cached per data version. Built through the ORM, a few plain queries whatever
+the number of nodes, on PostgreSQL and on the demo's SQLite alike."""
 
 import re
-from dataclasses import replace
 
-from django.db import connection
-from django.db.models import Avg, Count, Func, IntegerField, Max, OuterRef, Q, Subquery, Sum
+from django.db.models import Avg, Count, Max, Q, QuerySet, Subquery, Sum
 
-from results import queries
 from results.cache import cached_aggregate
-from results.choices import Outcome, Protocol
-from results.grid_bands import GridBands, assemble_grid, epoch
+from results.choices import Auth, Client, Outcome, Protocol
+from results.grid_bands import GridBands, assemble_grid
 from results.grid_limits import limits_resolvers
 from results.models import Measurement, Node, Transfer
-from results.selectors import CampaignStart, latest_campaign, plain_rows, window_condition
-from results.windows import parse_window
+from results.orm_rows import compiled_once, fetch_rows
+from results.queries import EpochSeconds
+from results.selectors import CampaignStart, latest_campaign_start, window_lookups
+from results.windows import Window, parse_window
 
 _CHECK = re.compile(r"^([1-9][0-9]{0,3}) streams?$")
 
@@ -30,100 +29,129 @@ def parse_check_name(check: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def grid_names() -> list[str]:
-    """Protocols that have at least one measurement, in the order of Protocol (https first)."""
-    if not connection.features.supports_slicing_ordering_in_compound:  # one query each
-        return [p for p in Protocol.values if Measurement.objects.filter(protocol=p).exists()]
-    # One query: a LIMIT 1 probe per protocol (each an index lookup), UNION ALL.
-    probes = [
-        Measurement.objects.filter(protocol=p).order_by().values_list("protocol", flat=True)[:1]
-        for p in Protocol.values
-    ]
-    found = set(probes[0].union(*probes[1:], all=True))
+Dimensions = tuple[str, str, str]  # (protocol, auth, client)
+
+
+def grid_dimensions() -> set[Dimensions]:
+    """The (protocol, auth, client) combinations that have at least one measurement.
+
+    One query: the rows whose id is the first of each combination's (a LIMIT 1 lookup each
+    in the index keyed on them).
+    """
+    return set(_first_of_each_combination())
+
+
+def grid_names(*, auth: str = Auth.X509, client: str = Client.NATIVE) -> list[str]:
+    """Protocols that have at least one measurement with this authorization and client, in
+    the order of Protocol (https first)."""
+    found = {protocol for protocol, a, c in grid_dimensions() if (a, c) == (auth, client)}
     return [p for p in Protocol.values if p in found]
 
 
-class EpochSeconds(Func):
-    """Whole seconds since 1970 of a timestamp, computed by PostgreSQL (no datetime parsing).
+@compiled_once
+def _first_of_each_combination() -> QuerySet:
+    firsts = Q()
+    for protocol in Protocol.values:
+        for auth in Auth.values:
+            for client in Client.values:
+                first = Measurement.objects.filter(protocol=protocol, auth=auth, client=client)
+                firsts |= Q(pk=Subquery(first.order_by().values("pk")[:1]))
+    return Measurement.objects.filter(firsts).order_by().values_list("protocol", "auth", "client")
 
-    Only used on PostgreSQL; elsewhere the timestamp is fetched and converted in Python.
-    """
 
-    template = "FLOOR(EXTRACT(EPOCH FROM %(expressions)s))::bigint"
-    output_field = IntegerField()
+@compiled_once
+def _nodes() -> QuerySet:
+    return Node.objects.order_by("name").values_list("id", "name", "link_gbps")
 
 
-def _cell_aggregates(condition: Q, protocols: list[str]) -> list[tuple]:
+BandKey = tuple[str, int, int, int]  # (protocol, src_id, dst_id, streams)
+_BAND = ("protocol", "src_id", "dst_id", "streams")
+
+
+def _cell_aggregates(
+    window: dict[str, object], protocols: list[str], dimensions: dict[str, str]
+) -> list[tuple]:
     """(protocol, src_id, dst_id, streams, value, succeeded, failed, measurements, last epoch).
 
-    One aggregate query for every grid; rows come straight from the cursor as tuples (every
-    column is a plain number or text, so Django's per-row converters have nothing to do).
+    One aggregate query for every grid; every column a plain number or text (the database
+    computes the epoch), fetched at once (results.orm_rows).
     """
-    postgres = connection.vendor == "postgresql"
-    last = EpochSeconds(Max("finished")) if postgres else Max("finished")
-    queryset = (
-        Measurement.objects.filter(condition, protocol__in=protocols)
+    return fetch_rows(
+        Measurement.objects.filter(**window, **dimensions, protocol__in=protocols)
         .order_by()
-        .values_list("protocol", "src_id", "dst_id", "streams")
+        .values_list(*_BAND)
         .annotate(
             value=Avg("throughput_gbps"),
             succeeded=Sum("succeeded"),
             failed=Sum("failed"),
             measurements=Count("*"),
-            last=last,
+            last=EpochSeconds(Max("finished")),
         )
     )
-    if not postgres:  # the demo's SQLite: timestamps come back as datetimes
-        return [(*row[:8], epoch(row[8])) for row in queryset]
-    return plain_rows(queryset)
 
 
 def _failure_reasons(
-    condition: Q, protocols: list[str]
-) -> dict[tuple[str, int, int, int], tuple[str, str]]:
-    """(protocol, src_id, dst_id, streams) -> (error_class, message) of the first failed
-    transfer of the latest all-failed measurement of each band.
+    window: dict[str, object], bands: set[BandKey]
+) -> dict[BandKey, tuple[str, str]]:
+    """Band -> (error_class, message) of the first failed transfer of its latest measurement,
+    for `bands`, whose every measurement in the window (`window`: lookups on Measurement,
+    the dimensions among them) failed whole.
 
-    All-failed measurements are few (a partial index holds them); their first failed
-    transfer is a subquery on each, so only the chosen ones read their transfers.
+    One query: the failed transfers of the window's all-failed measurements between those
+    bands' nodes (a partial index holds all-failed measurements: few), newest first.
     """
-    first_failure = Transfer.objects.filter(
-        measurement=OuterRef("pk"), outcome=Outcome.FAILURE
-    ).order_by("index")
-    band = ("protocol", "src_id", "dst_id", "streams")
-    rows = (
-        Measurement.objects.filter(condition, protocol__in=protocols, succeeded=0, failed__gt=0)
-        .order_by(*band, "-started")
-        .annotate(
-            error_class=Subquery(first_failure.values("error_class")[:1]),
-            message=Subquery(first_failure.values("message")[:1]),
+    on_measurement = {f"measurement__{lookup}": value for lookup, value in window.items()}
+    transfers = (
+        Transfer.objects.filter(
+            **on_measurement,
+            measurement__protocol__in={band[0] for band in bands},
+            measurement__src_id__in={band[1] for band in bands},
+            measurement__dst_id__in={band[2] for band in bands},
+            measurement__succeeded=0,
+            measurement__failed__gt=0,
+            outcome=Outcome.FAILURE,
         )
-        .values_list(*band, "error_class", "message")
+        .order_by("-measurement__started", "-measurement_id", "index")
+        .values_list(*(f"measurement__{field}" for field in _BAND), "error_class", "message")
     )
-    if connection.features.can_distinct_on_fields:  # PostgreSQL: one row per band
-        rows = rows.distinct(*band)
-    reasons: dict[tuple[str, int, int, int], tuple[str, str]] = {}
-    for p, s, d, k, error_class, message in rows:
-        reasons.setdefault((p, s, d, k), (error_class or "unknown", message))  # first = latest
+    reasons: dict[BandKey, tuple[str, str]] = {}
+    for *band_values, error_class, message in fetch_rows(transfers):
+        band = tuple(band_values)
+        # A band's first row: the first failed transfer of its latest measurement.
+        if band in bands and band not in reasons:
+            reasons[band] = (error_class or "unknown", message)
     return reasons
 
 
-def _build_bands(protocols: list[str], window: str) -> list[GridBands]:
-    """The grids of `protocols` over `window`, with a fixed number of queries for all."""
-    if connection.vendor == "postgresql":
-        return queries.grid_bands_in_one_query(protocols, window, probe=False)
-    return build_bands_by_parts(protocols, window)
+def _window(window: Window, *, with_campaign: bool) -> tuple[dict, CampaignStart | None]:
+    """The measurement filter of `window` (field lookups) and, over 'latest' `with_campaign`,
+    the latest campaign's start (read with its id: one query for both)."""
+    if not (window.is_latest and with_campaign):
+        return window_lookups(window), None
+    found = latest_campaign_start()
+    if found is None:
+        return {"pk__in": []}, None
+    campaign_id, started = found
+    return {"campaign_id": campaign_id}, CampaignStart(started=started)
 
 
-def build_bands_by_parts(protocols: list[str], window: str) -> list[GridBands]:
-    """The grids of `protocols` over `window` through the ORM, a query per part (any database)."""
+def build_bands(
+    protocols: list[str],
+    window: str,
+    *,
+    with_campaign: bool = False,
+    auth: str = Auth.X509,
+    client: str = Client.NATIVE,
+) -> list[GridBands]:
+    """The grids of `protocols` over `window` of the measurements with this authorization
+    and client, with a fixed number of queries for all."""
     parsed = parse_window(window)
-    condition = window_condition(parsed)
-    rows = _cell_aggregates(condition, protocols) if protocols else []
-    reasons = (
-        _failure_reasons(condition, protocols) if any(r[5] == 0 and r[6] > 0 for r in rows) else {}
-    )
-    node_rows = list(Node.objects.order_by("name").values_list("id", "name", "link_gbps"))
+    lookups, campaign = _window(parsed, with_campaign=with_campaign)
+    dimensions = {"auth": auth, "client": client}
+    rows = _cell_aggregates(lookups, protocols, dimensions) if protocols else []
+    all_failed = {row[:4] for row in rows if row[5] == 0 and row[6] > 0}
+    reasons = _failure_reasons(lookups | dimensions, all_failed) if all_failed else {}
+    node_rows = _nodes()
     nodes = [(node_id, name) for node_id, name, _ in node_rows]
     resolvers = limits_resolvers(protocols, {node_id: link for node_id, _, link in node_rows})
     by_protocol: dict[str, list[tuple]] = {p: [] for p in protocols}
@@ -131,34 +159,37 @@ def build_bands_by_parts(protocols: list[str], window: str) -> list[GridBands]:
         by_protocol[row[0]].append(row)
     return [
         assemble_grid(
-            protocol, parsed.label, by_protocol[protocol], reasons, nodes, *resolvers[protocol]
+            protocol,
+            parsed.label,
+            by_protocol[protocol],
+            reasons,
+            nodes,
+            *resolvers[protocol],
+            campaign=campaign,
+            auth=auth,
+            client=client,
         )
         for protocol in protocols
     ]
 
 
 @cached_aggregate("maddash-bands")
-def grid_bands(*, name: str, window: str = "latest") -> GridBands:
+def grid_bands(
+    *, name: str, window: str = "latest", auth: str = Auth.X509, client: str = Client.NATIVE
+) -> GridBands:
     """The bands of grid `name` over `window`; raises UnknownGrid or ValueError (window)."""
     if name not in Protocol.values:
         raise UnknownGrid(
             f"no grid named {name!r}; grids are named by protocol: " + ", ".join(Protocol.values)
         )
-    return _build_bands([name], window)[0]
+    return build_bands([name], window, auth=auth, client=client)[0]
 
 
-def all_grid_bands(*, window: str = "latest") -> list[GridBands]:
-    """Every grid with results (grid_names) over `window`, in one aggregate query:
-    the grid page's data (the page caches what it builds from them). Over 'latest', each
-    also holds the start of the latest campaign (`campaign`), which the page shows."""
-    if connection.vendor == "postgresql":  # the grid names and the campaign in the same query
-        return queries.grid_bands_in_one_query(list(Protocol.values), window, probe=True)
-    return with_campaign(_build_bands(grid_names(), window), window)
-
-
-def with_campaign(grids: list[GridBands], window: str) -> list[GridBands]:
-    """all_grid_bands() by parts: the latest campaign's start added (window 'latest')."""
-    found = latest_campaign() if parse_window(window).is_latest else None
-    if found is None:
-        return grids
-    return [replace(grid, campaign=CampaignStart(started=found.started)) for grid in grids]
+def all_grid_bands(
+    *, window: str = "latest", auth: str = Auth.X509, client: str = Client.NATIVE
+) -> list[GridBands]:
+    """Every grid with results of this authorization and client (grid_names) over `window`:
+    the grid page's data (the page caches what it builds from them). Over 'latest', each also
+    holds the start of the latest campaign (`campaign`), which the page shows."""
+    names = grid_names(auth=auth, client=client)
+    return build_bands(names, window, with_campaign=True, auth=auth, client=client)

@@ -52,6 +52,9 @@ class GridBands:
     failing: list[tuple[str, str]]  # (direction, node) all of whose bands are CRITICAL
     # The grid page's window 'latest': the campaign it shows (None: no campaign, or not asked).
     campaign: CampaignStart | None = None
+    # The measurements it shows: how their transfers were authorized, what drove them.
+    auth: str = "x509"
+    client: str = "native"
 
 
 def assemble_grid(
@@ -65,39 +68,37 @@ def assemble_grid(
     per_link: bool = False,
     *,
     campaign: CampaignStart | None = None,
+    auth: str = "x509",
+    client: str = "native",
 ) -> GridBands:
-    # (src, dst, streams) -> the aggregate row
-    found = {(row[1], row[2], row[3]): row for row in rows}
     streams = sorted({row[3] for row in rows} or DEFAULT_STREAM_SETTINGS, reverse=True)
+    position = {node_id: i for i, (node_id, _) in enumerate(nodes)}
+    check = {k: j for j, k in enumerate(streams)}
+    # Every band NOT RUN until an aggregate row says otherwise (one pass over the rows).
+    bands: list[list[list[Band] | None]] = [
+        [None if r == c else [NOT_RUN_BAND] * len(streams) for c in range(len(nodes))]
+        for r in range(len(nodes))
+    ]
     stats = [0] * 6
     # CRITICAL bands per node as source / as destination (all of them: a problem to report).
     critical_out = [0] * len(nodes)
     critical_in = [0] * len(nodes)
-    cells: list[list[tuple[Band, ...] | None]] = []
-    for r, (src_id, _) in enumerate(nodes):
-        row_cells: list[tuple[Band, ...] | None] = []
-        for c, (dst_id, _) in enumerate(nodes):
-            if src_id == dst_id:
-                row_cells.append(None)
-                continue
-            limits = limits_for(src_id, dst_id)
-            bands = []
-            for k in streams:
-                aggregate = found.get((src_id, dst_id, k))
-                if aggregate is None:
-                    band = NOT_RUN_BAND
-                else:
-                    _, _, _, _, value, ok, bad, n, last = aggregate
-                    reason = reasons.get((name, src_id, dst_id, k)) if bad else None
-                    status, message = band_status(ok, bad, value, n, limits, reason)
-                    band = (status, message, last, value, ok, bad, n)
-                    if status == CRITICAL:
-                        critical_out[r] += 1
-                        critical_in[c] += 1
-                stats[band[0]] += 1
-                bands.append(band)
-            row_cells.append(tuple(bands))
-        cells.append(row_cells)
+    placed = 0
+    for row in rows:
+        _, src_id, dst_id, k, value, ok, bad, n, last = row
+        r, c = position.get(src_id), position.get(dst_id)
+        if r is None or c is None:  # a node made after the node list was read
+            continue
+        placed += 1
+        reason = reasons.get((name, src_id, dst_id, k)) if bad else None
+        status, message = band_status(ok, bad, value, n, limits_for(src_id, dst_id), reason)
+        bands[r][c][check[k]] = (status, message, last, value, ok, bad, n)
+        stats[status] += 1
+        if status == CRITICAL:
+            critical_out[r] += 1
+            critical_in[c] += 1
+    stats[NOT_RUN] = len(nodes) * (len(nodes) - 1) * len(streams) - placed
+    cells = [[None if cell is None else tuple(cell) for cell in row] for row in bands]
 
     names = [n for _, n in nodes]
     per_node = (len(nodes) - 1) * len(streams)  # bands of each node, each way
@@ -122,4 +123,6 @@ def assemble_grid(
         stats=stats,
         failing=failing,
         campaign=campaign,
+        auth=auth,
+        client=client,
     )

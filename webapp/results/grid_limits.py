@@ -7,8 +7,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from django.conf import settings
+from django.db.models import QuerySet
 
 from results.models import Threshold
+from results.orm_rows import compiled_once
 
 if TYPE_CHECKING:
     from results.grid_bands import GridBands
@@ -40,12 +42,16 @@ def limits_resolvers(protocols: list[str], links: dict[int, float | None]) -> di
     Threshold winning over the defaults. One query for all the protocols.
 
     `links`: node id -> link capacity in Gbit/s (None: unknown)."""
-    rows = (
-        Threshold.objects.filter(protocol__in=protocols)
-        .order_by()
-        .values_list("protocol", "src_id", "dst_id", "ok_gbps", "warning_gbps")
-    )
+    rows = [row for row in _thresholds() if row[0] in protocols]
     return resolvers_from(protocols, rows, links)
+
+
+@compiled_once
+def _thresholds() -> QuerySet:
+    """Every Threshold row (an admin makes a few): one query compiled once."""
+    return Threshold.objects.order_by().values_list(
+        "protocol", "src_id", "dst_id", "ok_gbps", "warning_gbps"
+    )
 
 
 def _link_defaults(links: dict[int, float | None]) -> tuple[Callable, Limits, bool]:

@@ -11,7 +11,7 @@ from urllib.parse import quote
 
 from django.utils import timezone
 
-from results.choices import Outcome, Protocol
+from results.choices import Auth, Client, Outcome, Protocol
 from results.grid import UnknownGrid, grid_bands, parse_check_name
 from results.grid_bands import NOT_RUN_BAND, Band, GridBands, check_name, epoch
 from results.grid_limits import (
@@ -25,8 +25,18 @@ from results.grid_limits import (
 from results.models import Measurement, Node, Transfer
 
 
-def check_uri(grid: str, row: str, col: str, check: str) -> str:
-    return "/maddash/grids/" + "/".join(quote(part, safe="") for part in (grid, row, col, check))
+def dimensions_query(auth: str = Auth.X509, client: str = Client.NATIVE) -> str:
+    """'?auth=token&client=gfal2' for the dimensions not at their defaults; '' for none."""
+    chosen = [(k, v) for k, v, default in (("auth", auth, Auth.X509), ("client", client,
+              Client.NATIVE)) if v != default]  # fmt: skip
+    return "?" + "&".join(f"{k}={v}" for k, v in chosen) if chosen else ""
+
+
+def check_uri(
+    grid: str, row: str, col: str, check: str, auth: str = Auth.X509, client: str = Client.NATIVE
+) -> str:
+    parts = "/".join(quote(part, safe="") for part in (grid, row, col, check))
+    return f"/maddash/grids/{parts}{dimensions_query(auth, client)}"
 
 
 def _check_dict(band: Band) -> dict:
@@ -64,6 +74,7 @@ class _Uris:
 
     def __init__(self, bands: GridBands) -> None:
         self.grid = "/maddash/grids/" + quote(bands.name, safe="")
+        self.query = dimensions_query(bands.auth, bands.client)
         self.quoted = [quote(n, safe="") for n in bands.names]
         self.checks = [
             (k, label, quote(label, safe=""))
@@ -73,7 +84,7 @@ class _Uris:
         self.column_checks = [
             [
                 (
-                    f"/{quoted}/{quoted_label}",
+                    f"/{quoted}/{quoted_label}{self.query}",
                     f"{name}/?protocol={bands.name}&streams={k}",
                     k,
                     label,
@@ -84,10 +95,14 @@ class _Uris:
         ]
 
     def row(self, r: int) -> str:
+        """A row's URI; a check's URI is its row's without the query, and the check's tail."""
         return f"{self.grid}/{self.quoted[r]}"
 
+    def row_with_query(self, r: int) -> str:
+        return f"{self.grid}/{self.quoted[r]}{self.query}"
+
     def cell(self, r: int, c: int) -> str:
-        return f"{self.grid}/{self.quoted[r]}/{self.quoted[c]}"
+        return f"{self.grid}/{self.quoted[r]}/{self.quoted[c]}{self.query}"
 
 
 def _check_rows(
@@ -132,17 +147,27 @@ def _checks(bands: GridBands, uris: _Uris, r: int, c: int) -> list[dict] | None:
     return _check_rows(bands, uris, [r])[0][c]
 
 
-def maddash_grid(*, name: str, window: str = "latest") -> dict:
-    """The grid of protocol `name` over `window`; raises UnknownGrid or ValueError (window).
+def maddash_grid(
+    *, name: str, window: str = "latest", auth: str = Auth.X509, client: str = Client.NATIVE
+) -> dict:
+    """The grid of protocol `name` over `window` of the measurements with this authorization
+    and client; raises UnknownGrid or ValueError (window).
 
     Built from the cached bands on every call: the cache holds the compact form only.
     """
-    bands = grid_bands(name=name, window=window)
+    return grid_document(grid_bands(name=name, window=window, auth=auth, client=client))
+
+
+def grid_document(bands: GridBands) -> dict:
+    """A grid in MaDDash's shape (maddash_grid's answer) from its bands."""
+    name = bands.name
     names = bands.names
     uris = _Uris(bands)
     return {
         "name": name,
         "window": bands.window,
+        "auth": bands.auth,
+        "client": bands.client,
         "statusLabels": status_labels(bands),
         "lastUpdateTime": bands.last_update or epoch(timezone.now()),
         "columnNames": list(names),
@@ -150,7 +175,8 @@ def maddash_grid(*, name: str, window: str = "latest") -> dict:
         "checkNames": list(bands.check_names),
         "grid": _check_rows(bands, uris, range(len(names))),
         "rows": [
-            {"name": n, "uri": uris.row(r), "props": {"label": n}} for r, n in enumerate(names)
+            {"name": n, "uri": uris.row_with_query(r), "props": {"label": n}}
+            for r, n in enumerate(names)
         ],
         "report": _report(bands),
     }
@@ -163,10 +189,17 @@ def _row_index(bands: GridBands, row: str) -> int:
         raise UnknownGrid(f"no row {row!r} in grid {bands.name!r}") from None
 
 
-def maddash_row(*, grid: str, row: str, window: str = "latest") -> dict:
+def maddash_row(
+    *,
+    grid: str,
+    row: str,
+    window: str = "latest",
+    auth: str = Auth.X509,
+    client: str = Client.NATIVE,
+) -> dict:
     """One row of a grid, like MaDDash's row resource: `cells[]`, one per destination, each
     with its URI and its checks. Raises UnknownGrid (grid or row) or ValueError (window)."""
-    bands = grid_bands(name=grid, window=window)
+    bands = grid_bands(name=grid, window=window, auth=auth, client=client)
     uris = _Uris(bands)
     r = _row_index(bands, row)
     checks = _check_rows(bands, uris, [r])[0]
@@ -174,7 +207,9 @@ def maddash_row(*, grid: str, row: str, window: str = "latest") -> dict:
         "name": row,
         "gridName": grid,
         "window": bands.window,
-        "uri": uris.row(r),
+        "auth": bands.auth,
+        "client": bands.client,
+        "uri": uris.row_with_query(r),
         "props": {"label": row},
         "checkNames": list(bands.check_names),
         "cells": [
@@ -185,9 +220,17 @@ def maddash_row(*, grid: str, row: str, window: str = "latest") -> dict:
     }
 
 
-def maddash_cell(*, grid: str, row: str, col: str, window: str = "latest") -> dict:
+def maddash_cell(
+    *,
+    grid: str,
+    row: str,
+    col: str,
+    window: str = "latest",
+    auth: str = Auth.X509,
+    client: str = Client.NATIVE,
+) -> dict:
     """One cell, like MaDDash's cell resource: its `checks[]` (each with its URI)."""
-    bands = grid_bands(name=grid, window=window)
+    bands = grid_bands(name=grid, window=window, auth=auth, client=client)
     uris = _Uris(bands)
     r, c = _row_index(bands, row), _row_index(bands, col)
     if r == c:
@@ -197,13 +240,23 @@ def maddash_cell(*, grid: str, row: str, col: str, window: str = "latest") -> di
         "rowName": row,
         "colName": col,
         "window": bands.window,
+        "auth": bands.auth,
+        "client": bands.client,
         "uri": uris.cell(r, c),
         "checks": _checks(bands, uris, r, c),
     }
 
 
 def maddash_check(
-    *, grid: str, row: str, col: str, check: str, page: int = 0, per_page: int = 10
+    *,
+    grid: str,
+    row: str,
+    col: str,
+    check: str,
+    page: int = 0,
+    per_page: int = 10,
+    auth: str = Auth.X509,
+    client: str = Client.NATIVE,
 ) -> dict:
     """One check of one cell with its history, like MaDDash's check resource.
 
@@ -219,7 +272,12 @@ def maddash_check(
     if row not in nodes or col not in nodes or row == col:
         raise UnknownGrid(f"no cell {row!r} -> {col!r} in grid {grid!r}")
     measurements = Measurement.objects.filter(
-        protocol=grid, src_id=nodes[row], dst_id=nodes[col], streams=streams
+        protocol=grid,
+        auth=auth,
+        client=client,
+        src_id=nodes[row],
+        dst_id=nodes[col],
+        streams=streams,
     ).order_by("-started", "-id")
     total = measurements.count()
     chosen = list(
@@ -277,7 +335,10 @@ def maddash_check(
         "rowName": row,
         "colName": col,
         "checkName": label,
-        "description": f"{grid} third-party-copy throughput with {label}, {row} to {col}",
+        "auth": auth,
+        "client": client,
+        "description": f"{grid} third-party-copy throughput with {label}, {row} to {col}"
+        + ("" if (auth, client) == (Auth.X509, Client.NATIVE) else f" ({auth}, {client})"),
         "prevCheckTime": current["prevCheckTime"],
         "nextCheckTime": None,
         "status": current["status"],
@@ -290,5 +351,5 @@ def maddash_check(
         "historyPageCount": -(-total // per_page),
         "historyResultsPerPage": per_page,
         "history": history,
-        "uri": check_uri(grid, row, col, label),
+        "uri": check_uri(grid, row, col, label, auth, client),
     }

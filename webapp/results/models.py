@@ -5,7 +5,7 @@ import uuid as uuid_lib
 from django.db import models
 from django.db.models import F, Q
 
-from results.choices import CampaignState, ErrorClass, Outcome, Protocol, Trigger
+from results.choices import Auth, CampaignState, Client, ErrorClass, Outcome, Protocol, Trigger
 
 # The RTT check's rule (orchestrator/campaign/rtt_check.py holds the same): 1 ms or 5%
 # of the target.
@@ -79,6 +79,9 @@ class Measurement(models.Model):
     src = models.ForeignKey(Node, on_delete=models.PROTECT, related_name="measurements_as_src")
     dst = models.ForeignKey(Node, on_delete=models.PROTECT, related_name="measurements_as_dst")
     protocol = models.CharField(max_length=16, choices=Protocol.choices)
+    # Dimensions of a measurement like the protocol: the grid shows one (auth, client) at a time.
+    auth = models.CharField(max_length=16, choices=Auth.choices, default=Auth.X509)
+    client = models.CharField(max_length=16, choices=Client.choices, default=Client.NATIVE)
     streams = models.PositiveIntegerField()
     # K; the name "transfers" is the related manager of Transfer rows.
     transfer_count = models.PositiveIntegerField()
@@ -119,9 +122,10 @@ class Measurement(models.Model):
             ),
         ]
         indexes = [
-            # Windowed aggregates (grid, latency plot, stream comparison) scan only this index.
+            # Windowed aggregates (grid, latency plot, stream comparison) scan only this index;
+            # they read one (auth, client) at a time, so those are keys before the time.
             models.Index(
-                fields=["protocol", "started"],
+                fields=["protocol", "auth", "client", "started"],
                 name="measurement_protocol_started",
                 include=[
                     "src",
@@ -135,7 +139,7 @@ class Measurement(models.Model):
                 ],
             ),
             models.Index(
-                fields=["campaign", "protocol"],
+                fields=["campaign", "protocol", "auth", "client"],
                 name="measurement_campaign_protocol",
                 include=[
                     "src",
@@ -184,6 +188,10 @@ class Transfer(models.Model):
     outcome = models.CharField(max_length=16, choices=Outcome.choices)
     error_class = models.CharField(max_length=16, choices=ErrorClass.choices, null=True, blank=True)
     message = models.TextField(blank=True, default="")
+    # Where its time went (docs/measurements.md): phase name -> seconds, adding up to its
+    # duration; and the rate after the first progress (null: no progress seen).
+    phases = models.JSONField(default=dict, blank=True)
+    streaming_gbps = models.FloatField(null=True, blank=True)
 
     class Meta:
         ordering = ["measurement", "index"]
@@ -195,6 +203,10 @@ class Transfer(models.Model):
                 name="transfer_end_after_start", condition=Q(end__gte=F("start"))
             ),
             models.CheckConstraint(name="transfer_bytes_not_negative", condition=Q(bytes__gte=0)),
+            models.CheckConstraint(
+                name="transfer_streaming_gbps_not_negative",
+                condition=Q(streaming_gbps__isnull=True) | Q(streaming_gbps__gte=0),
+            ),
         ]
 
     def __str__(self) -> str:

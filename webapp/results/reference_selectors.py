@@ -6,6 +6,7 @@ from datetime import datetime
 from django.db.models import FloatField, OuterRef, QuerySet, Subquery
 
 from results.models import Baseline, Measurement, PrelimRun
+from results.orm_rows import compiled_once
 
 
 def with_baseline(measurements: QuerySet[Measurement]) -> QuerySet[Measurement]:
@@ -34,6 +35,11 @@ def baseline_fraction(throughput_gbps: float | None, baseline_gbps: float | None
 def latest_link_baselines() -> dict[tuple[str, str], float]:
     """(src, dst) -> the pair's latest successful link baseline, for every pair that has one
     (one query; the grid shows each cell's throughput as a fraction of it)."""
+    return {(src, dst): gbps for src, dst, gbps in _latest_link_baselines()}
+
+
+@compiled_once
+def _latest_link_baselines() -> QuerySet:
     latest = (
         Baseline.objects.filter(
             src=OuterRef("src"), dst=OuterRef("dst"), throughput_gbps__isnull=False
@@ -41,10 +47,9 @@ def latest_link_baselines() -> dict[tuple[str, str], float]:
         .order_by("-started", "-id")
         .values("id")[:1]
     )
-    rows = Baseline.objects.filter(id=Subquery(latest)).values_list(
+    return Baseline.objects.filter(id=Subquery(latest)).values_list(
         "src__name", "dst__name", "throughput_gbps"
     )
-    return {(src, dst): gbps for src, dst, gbps in rows}
 
 
 def pair_baselines(*, src: str, dst: str, since: datetime) -> list[dict]:

@@ -8,14 +8,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from operator import itemgetter
 
-from django.core.exceptions import EmptyResultSet
-from django.db import connection
 from django.db.models import Avg, Count, Exists, F, OuterRef, Prefetch, Q, QuerySet
 from django.utils import timezone
 
 from results.cache import cached_aggregate
-from results.choices import CampaignState
+from results.choices import Auth, CampaignState, Client
 from results.models import Campaign, Measurement, Node, Transfer
+from results.orm_rows import compiled_once, fetch_rows
 from results.windows import Window, parse_window
 
 __all__ = [
@@ -25,6 +24,7 @@ __all__ = [
     "measurements_in_window",
     "node_names_by_id",
     "pair_history",
+    "pair_measurements",
     "pair_series",
     "parse_window",
     "stream_comparison",
@@ -56,28 +56,59 @@ def latest_campaign() -> Campaign | None:
     return finished.first() or with_results.first()
 
 
+@compiled_once
+def _latest_finished() -> QuerySet:
+    return _latest_campaign_candidates()[0].values_list("pk", "started")[:1]
+
+
+@compiled_once
+def _latest_with_results() -> QuerySet:
+    return _latest_campaign_candidates()[1].values_list("pk", "started")[:1]
+
+
+def latest_campaign_start() -> tuple[int, datetime | None] | None:
+    """latest_campaign()'s id and start (one query while some campaign has finished)."""
+    found = _latest_finished() or _latest_with_results()
+    return found[0] if found else None
+
+
 def latest_campaign_id() -> int | None:
-    """latest_campaign()'s id (one query while some campaign has finished)."""
-    finished, with_results = _latest_campaign_candidates()
-    found = finished.values_list("pk", flat=True).first()
-    return found if found is not None else with_results.values_list("pk", flat=True).first()
+    """latest_campaign()'s id."""
+    found = latest_campaign_start()
+    return found[0] if found else None
 
 
-def window_condition(window: Window, *, now: datetime | None = None) -> Q:
-    """The measurement filter of a window (a query for 'latest', none otherwise).
+def window_lookups(window: Window, *, now: datetime | None = None) -> dict[str, object]:
+    """The measurement filter of a window as field lookups (a query for 'latest', none
+    otherwise); a query across a relation prefixes them (measurement__...).
 
     The latest campaign's id goes in as a value: a subquery in its place would cost more
     to build in Django, for every query that uses the condition, than the query it saves.
     """
     if window.is_latest:
         campaign_id = latest_campaign_id()
-        return Q(campaign_id=campaign_id) if campaign_id is not None else Q(pk__in=[])
-    return Q(started__gte=(now or timezone.now()) - window.duration)
+        return {"campaign_id": campaign_id} if campaign_id is not None else {"pk__in": []}
+    return {"started__gte": (now or timezone.now()) - window.duration}
 
 
-def measurements_in_window(*, window: str, protocol: str | None = None, streams: int | None = None):
-    """Measurements of a window (a string such as '20d'), optionally of one protocol/streams."""
-    queryset = Measurement.objects.filter(window_condition(parse_window(window)))
+def window_condition(window: Window, *, now: datetime | None = None) -> Q:
+    """window_lookups() as a Q."""
+    return Q(**window_lookups(window, now=now))
+
+
+def measurements_in_window(
+    *,
+    window: str,
+    protocol: str | None = None,
+    streams: int | None = None,
+    auth: str = Auth.X509,
+    client: str = Client.NATIVE,
+):
+    """Measurements of a window (a string such as '20d') with this authorization and client,
+    optionally of one protocol/streams."""
+    queryset = Measurement.objects.filter(
+        window_condition(parse_window(window)), auth=auth, client=client
+    )
     if protocol:
         queryset = queryset.filter(protocol=protocol)
     if streams:
@@ -85,64 +116,13 @@ def measurements_in_window(*, window: str, protocol: str | None = None, streams:
     return queryset.order_by()
 
 
-# PostgreSQL: the latest campaign as latest_campaign_id() picks it, as a scalar subquery
-# (hand-written SQL: nothing for Django to compile per request). Parameter: the finished state.
-LATEST_CAMPAIGN_SQL = (
-    "SELECT coalesce(("
-    "SELECT id FROM results_campaign WHERE state = %s "
-    "ORDER BY finished DESC NULLS LAST, id DESC LIMIT 1"
-    "), ("
-    "SELECT c.id FROM results_campaign c "
-    "WHERE EXISTS (SELECT 1 FROM results_measurement m WHERE m.campaign_id = c.id) "
-    "ORDER BY c.started DESC NULLS LAST, c.id DESC LIMIT 1"
-    ")) AS id"
-)
-
-
-def window_sql(window: Window) -> tuple[str, list]:
-    """window_condition() as SQL on results_measurement, and its parameters (PostgreSQL)."""
-    if window.is_latest:
-        return f"campaign_id = ({LATEST_CAMPAIGN_SQL})", [CampaignState.FINISHED]
-    return "started >= %s", [timezone.now() - window.duration]
-
-
-def _filtered_sql(window: Window, protocol: str | None, streams: int | None) -> tuple[str, list]:
-    """The WHERE of measurements_in_window() with a throughput, and its parameters."""
-    where, params = window_sql(window)
-    if protocol:
-        where += " AND protocol = %s"
-        params.append(protocol)
-    if streams:
-        where += " AND streams = %s"
-        params.append(streams)
-    return where + " AND throughput_gbps IS NOT NULL", params
-
-
-def _with_names_sql(aggregate: str) -> str:
-    """An aggregate over (src_id, dst_id, ...) with the nodes' names in place of their ids."""
-    return (
-        "SELECT s.name, d.name, a.* FROM (" + aggregate + ") a "
-        "JOIN results_node s ON s.id = a.src_id JOIN results_node d ON d.id = a.dst_id"
-    )
-
-
-def plain_rows(queryset: QuerySet) -> list[tuple]:
-    """A values_list() query's rows as the cursor returns them, without per-row ORM work.
-
-    Only for columns that need no conversion (numbers, text): aggregates of thousands of
-    rows spend more time in Django's row iteration than in PostgreSQL otherwise.
-    """
-    try:
-        sql, params = queryset.query.sql_with_params()
-    except EmptyResultSet:  # a filter that matches nothing, such as pk__in=[]
-        return []
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.fetchall()
+@compiled_once
+def _node_names() -> QuerySet:
+    return Node.objects.order_by().values_list("id", "name")
 
 
 def node_names_by_id() -> dict[int, str]:
-    return dict(Node.objects.order_by().values_list("id", "name"))
+    return dict(_node_names())
 
 
 def _fit(points: list[dict]) -> dict:
@@ -160,29 +140,17 @@ def _fit(points: list[dict]) -> dict:
 
 
 def _latency_rows(
-    window: Window, protocol: str | None, streams: int | None
+    window: Window,
+    protocol: str | None,
+    streams: int | None,
+    dimensions: dict[str, str] | None = None,
 ) -> list[tuple[str, str, str, float | None, float, int]]:
-    """(src, dst, protocol, mean RTT, mean throughput, n) per pair and protocol with a throughput.
-
-    PostgreSQL: one hand-written query, names joined; elsewhere the ORM and a name lookup.
-    """
-    if connection.vendor == "postgresql":
-        where, params = _filtered_sql(window, protocol, streams)
-        sql = _with_names_sql(
-            "SELECT src_id, dst_id, protocol, avg(rtt_ms), avg(throughput_gbps), count(*) "
-            f"FROM results_measurement WHERE {where} GROUP BY 1, 2, 3"
+    """(src, dst, protocol, mean RTT, mean throughput, n) per pair and protocol with a throughput:
+    an aggregate over node ids, then their names (grouping by joined names costs more)."""
+    rows = fetch_rows(
+        measurements_in_window(
+            window=window.label, protocol=protocol, streams=streams, **(dimensions or {})
         )
-        with connection.cursor() as cursor:
-            cursor.execute(sql, params)
-            return [(src, dst, *rest) for src, dst, _, _, *rest in cursor.fetchall()]
-    return _latency_rows_orm(window, protocol, streams)
-
-
-def _latency_rows_orm(
-    window: Window, protocol: str | None, streams: int | None
-) -> list[tuple[str, str, str, float | None, float, int]]:
-    rows = plain_rows(
-        measurements_in_window(window=window.label, protocol=protocol, streams=streams)
         .filter(throughput_gbps__isnull=False)
         .values_list("src_id", "dst_id", "protocol")
         .annotate(rtt=Avg("rtt_ms"), throughput=Avg("throughput_gbps"), n=Count("*"))
@@ -192,14 +160,21 @@ def _latency_rows_orm(
 
 
 @cached_aggregate("throughput-vs-latency")
-def throughput_vs_latency(*, protocol: str | None, streams: int | None, window: str) -> dict:
+def throughput_vs_latency(
+    *,
+    protocol: str | None,
+    streams: int | None,
+    window: str,
+    auth: str = Auth.X509,
+    client: str = Client.NATIVE,
+) -> dict:
     """Per (pair, protocol): mean RTT and mean throughput over the window, and a fit per protocol.
 
     A pair counts when it has both a throughput and an RTT; `measurements` is how many
     measurements with a throughput went into its mean.
     """
     parsed = parse_window(window)
-    rows = _latency_rows(parsed, protocol, streams)
+    rows = _latency_rows(parsed, protocol, streams, {"auth": auth, "client": client})
     rows.sort(key=itemgetter(2, 0, 1))  # by protocol, src, dst: tuples sort faster than dicts
     points = [
         {
@@ -218,6 +193,8 @@ def throughput_vs_latency(*, protocol: str | None, streams: int | None, window: 
         by_protocol.setdefault(point["protocol"], []).append(point)
     return {
         "protocol": protocol,
+        "auth": auth,
+        "client": client,
         "streams": streams,
         "window": parsed.label,
         "points": points,
@@ -225,26 +202,12 @@ def throughput_vs_latency(*, protocol: str | None, streams: int | None, window: 
     }
 
 
-def _stream_rows(window: Window, protocol: str) -> list[tuple[str, str, int, float]]:
-    """(src, dst, streams, mean throughput) per pair and stream setting with a throughput.
-
-    PostgreSQL: one hand-written query, names joined; elsewhere the ORM and a name lookup.
-    """
-    if connection.vendor == "postgresql":
-        where, params = _filtered_sql(window, protocol, None)
-        sql = _with_names_sql(
-            "SELECT src_id, dst_id, streams, avg(throughput_gbps) "
-            f"FROM results_measurement WHERE {where} GROUP BY 1, 2, 3"
-        )
-        with connection.cursor() as cursor:
-            cursor.execute(sql, params)
-            return [(src, dst, *rest) for src, dst, _, _, *rest in cursor.fetchall()]
-    return _stream_rows_orm(window, protocol)
-
-
-def _stream_rows_orm(window: Window, protocol: str) -> list[tuple[str, str, int, float]]:
-    rows = plain_rows(
-        measurements_in_window(window=window.label, protocol=protocol)
+def _stream_rows(
+    window: Window, protocol: str, dimensions: dict[str, str] | None = None
+) -> list[tuple[str, str, int, float]]:
+    """(src, dst, streams, mean throughput) per pair and stream setting with a throughput."""
+    rows = fetch_rows(
+        measurements_in_window(window=window.label, protocol=protocol, **(dimensions or {}))
         .filter(throughput_gbps__isnull=False)
         .values_list("src_id", "dst_id", "streams")
         .annotate(throughput=Avg("throughput_gbps"))
@@ -254,11 +217,14 @@ def _stream_rows_orm(window: Window, protocol: str) -> list[tuple[str, str, int,
 
 
 @cached_aggregate("stream-comparison")
-def stream_comparison(*, protocol: str, window: str) -> dict:
+def stream_comparison(
+    *, protocol: str, window: str, auth: str = Auth.X509, client: str = Client.NATIVE
+) -> dict:
     """Per pair: mean throughput with 1 stream vs with the highest stream setting above 1."""
     parsed = parse_window(window)
     pairs: dict[tuple[str, str], dict] = {}
-    for src, dst, streams, throughput in _stream_rows(parsed, protocol):
+    dimensions = {"auth": auth, "client": client}
+    for src, dst, streams, throughput in _stream_rows(parsed, protocol, dimensions):
         key = (src, dst)
         pair = pairs.get(key)
         if pair is None:
@@ -279,13 +245,18 @@ def stream_comparison(*, protocol: str, window: str) -> dict:
             pair["ratio"] = pair["multi_gbps"] / pair["single_gbps"]
     return {
         "protocol": protocol,
+        "auth": auth,
+        "client": client,
         "window": parsed.label,
         "pairs": [pairs[key] for key in sorted(pairs)],
     }
 
 
 PAIR_SERIES_FIELDS = (
+    "id",
     "protocol",
+    "auth",
+    "client",
     "streams",
     "started",
     "finished",
@@ -317,7 +288,45 @@ def _transfer_dict(transfer: Transfer) -> dict:
         "outcome": transfer.outcome,
         "error_class": transfer.error_class,
         "message": transfer.message,
+        "phases": transfer.phases,
+        "streaming_gbps": transfer.streaming_gbps,
     }
+
+
+def _measurement_dict(m: Measurement, src: str, dst: str) -> dict:
+    return {
+        "id": m.id,
+        "uuid": str(m.uuid),
+        "campaign": str(m.campaign.uuid) if m.campaign else None,
+        "src": src,
+        "dst": dst,
+        "protocol": m.protocol,
+        "auth": m.auth,
+        "client": m.client,
+        "streams": m.streams,
+        "file_size": m.file_size,
+        "started": m.started,
+        "finished": m.finished,
+        "throughput_gbps": m.throughput_gbps,
+        "makespan_gbps": m.makespan_gbps,
+        "rtt_ms": m.rtt_ms,
+        "succeeded": m.succeeded,
+        "failed": m.failed,
+        "transfers": [_transfer_dict(t) for t in m.transfers.all()],
+    }
+
+
+def _with_transfers(queryset: QuerySet) -> QuerySet:
+    return queryset.select_related("campaign").prefetch_related(
+        Prefetch("transfers", queryset=Transfer.objects.order_by("index"))
+    )
+
+
+def pair_measurements(*, src: str, dst: str, ids: list[int]) -> list[dict]:
+    """The src -> dst measurements of `ids` (pair_series' "id"), oldest first, with their
+    transfers: two queries, whatever the number."""
+    queryset = _with_transfers(Measurement.objects.filter(pk__in=ids))
+    return [_measurement_dict(m, src, dst) for m in queryset.order_by("started", "id")]
 
 
 def pair_history(
@@ -330,31 +339,10 @@ def pair_history(
     queryset = Measurement.objects.filter(src__name=src, dst__name=dst)
     if since is not None:
         queryset = queryset.filter(started__gte=since)
-    queryset = queryset.select_related("campaign").prefetch_related(
-        Prefetch("transfers", queryset=Transfer.objects.order_by("index"))
-    )
+    queryset = _with_transfers(queryset)
     if limit is not None:
         recent = list(queryset.order_by("-started", "-id")[:limit])
         recent.reverse()
     else:
         recent = list(queryset.order_by("started", "id"))
-    return [
-        {
-            "uuid": str(m.uuid),
-            "campaign": str(m.campaign.uuid) if m.campaign else None,
-            "src": src,
-            "dst": dst,
-            "protocol": m.protocol,
-            "streams": m.streams,
-            "file_size": m.file_size,
-            "started": m.started,
-            "finished": m.finished,
-            "throughput_gbps": m.throughput_gbps,
-            "makespan_gbps": m.makespan_gbps,
-            "rtt_ms": m.rtt_ms,
-            "succeeded": m.succeeded,
-            "failed": m.failed,
-            "transfers": [_transfer_dict(t) for t in m.transfers.all()],
-        }
-        for m in recent
-    ]
+    return [_measurement_dict(m, src, dst) for m in recent]

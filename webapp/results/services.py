@@ -13,11 +13,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from results import queries
 from results.cache import data_changed
-from results.choices import CampaignState, Outcome, Trigger
+from results.choices import Auth, CampaignState, Client, Outcome, Trigger
 from results.models import Campaign, Measurement, Node, Transfer
 
 
@@ -57,6 +58,27 @@ def _iso(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat()
 
 
+def _transfer_fingerprint(transfer: dict) -> list:
+    entry = [
+        transfer["index"],
+        _iso(transfer["start"]),
+        _iso(transfer["end"]),
+        transfer["bytes"],
+        transfer["outcome"],
+        transfer.get("error_class"),
+        transfer.get("message", ""),
+    ]
+    # Only when given: a payload without them keeps the sum stored before they existed.
+    extra = {}
+    if transfer.get("phases"):
+        extra["phases"] = transfer["phases"]
+    if transfer.get("streaming_gbps") is not None:
+        extra["streaming_gbps"] = transfer["streaming_gbps"]
+    if extra:
+        entry.append(extra)
+    return entry
+
+
 def payload_fingerprint(payload: dict) -> str:
     """sha256 of what we store from a payload (the client's derived figures are ignored)."""
     canonical = {
@@ -71,20 +93,16 @@ def payload_fingerprint(payload: dict) -> str:
         "started": _iso(payload["started"]),
         "finished": _iso(payload["finished"]),
         "transfers": [
-            [
-                t["index"],
-                _iso(t["start"]),
-                _iso(t["end"]),
-                t["bytes"],
-                t["outcome"],
-                t.get("error_class"),
-                t.get("message", ""),
-            ]
-            for t in sorted(payload["transfers"], key=lambda t: t["index"])
+            _transfer_fingerprint(t) for t in sorted(payload["transfers"], key=lambda t: t["index"])
         ],
     }
-    if payload.get("rtt_target_ms") is not None:  # absent otherwise: older sums stay valid
+    # Absent at their defaults: older sums stay valid.
+    if payload.get("rtt_target_ms") is not None:
         canonical["rtt_target_ms"] = payload["rtt_target_ms"]
+    if payload.get("auth", Auth.X509) != Auth.X509:
+        canonical["auth"] = payload["auth"]
+    if payload.get("client", Client.NATIVE) != Client.NATIVE:
+        canonical["client"] = payload["client"]
     text = json.dumps(canonical, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -158,6 +176,8 @@ def _build(
         src=nodes[payload["src"]],
         dst=nodes[payload["dst"]],
         protocol=payload["protocol"],
+        auth=payload.get("auth") or Auth.X509,
+        client=payload.get("client") or Client.NATIVE,
         streams=payload["streams"],
         transfer_count=len(payload["transfers"]),
         file_size=payload["file_size"],
@@ -180,56 +200,23 @@ def _build(
             outcome=t["outcome"],
             error_class=t.get("error_class"),
             message=t.get("message") or "",
+            phases=t.get("phases") or {},
+            streaming_gbps=t.get("streaming_gbps"),
         )
         for t in payload["transfers"]
     ]
     return _Row(measurement, transfers)
 
 
-_TRANSFER_COLUMNS = (
-    "measurement_id",
-    "index",
-    "start",
-    "end",
-    "bytes",
-    "outcome",
-    "error_class",
-    "message",
-)
-
-
-def _copy_transfers(transfers: Sequence[Transfer]) -> None:
-    """COPY the transfer rows: several times faster than a multi-row INSERT at ingest rates."""
-    columns = ", ".join(connection.ops.quote_name(c) for c in _TRANSFER_COLUMNS)
-    sql = f"COPY {Transfer._meta.db_table} ({columns}) FROM STDIN"
-    with connection.wrap_database_errors, connection.cursor() as cursor, cursor.copy(sql) as copy:
-        for t in transfers:
-            copy.write_row(
-                (
-                    t.measurement_id,
-                    t.index,
-                    t.start,
-                    t.end,
-                    t.bytes,
-                    t.outcome,
-                    t.error_class,
-                    t.message,
-                )
-            )
-
-
 def _insert(rows: Sequence[_Row]) -> None:
-    """An INSERT of the measurements (PostgreSQL returns the ids) and one of their transfers."""
+    """An INSERT of the measurements (the database returns their ids), then their transfers."""
     Measurement.objects.bulk_create([r.measurement for r in rows])
     transfers = []
     for row in rows:
         for transfer in row.transfers:
             transfer.measurement = row.measurement
             transfers.append(transfer)
-    if connection.vendor == "postgresql":
-        _copy_transfers(transfers)
-    else:
-        Transfer.objects.bulk_create(transfers, batch_size=500)
+    queries.insert_transfers(transfers)
     data_changed()
 
 

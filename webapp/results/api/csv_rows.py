@@ -1,8 +1,11 @@
 """Streamed CSV of measurements or transfers, flat (no pagination: a client wants the lot)."""
 
 import csv
+import json
 
 from django.http import StreamingHttpResponse
+
+from results.phases import ordered_phases
 
 MEASUREMENT_COLUMNS = {
     "uuid": "uuid",
@@ -21,6 +24,9 @@ MEASUREMENT_COLUMNS = {
     "makespan_gbps": "makespan_gbps",
     "succeeded": "succeeded",
     "failed": "failed",
+    # Newer columns go last: readers that count columns keep working.
+    "auth": "auth",
+    "client": "client",
 }
 TRANSFER_COLUMNS = {
     "measurement": "measurement__uuid",
@@ -36,6 +42,10 @@ TRANSFER_COLUMNS = {
     "outcome": "outcome",
     "error_class": "error_class",
     "message": "message",
+    "auth": "measurement__auth",
+    "client": "measurement__client",
+    "phases": "phases",
+    "streaming_gbps": "streaming_gbps",
 }
 
 
@@ -49,6 +59,8 @@ def _cell(value) -> str:
         return ""
     if hasattr(value, "isoformat"):
         return value.isoformat()
+    if isinstance(value, dict):  # phases: JSON, in phase order
+        return json.dumps(ordered_phases(value), separators=(",", ":"))
     return str(value)
 
 

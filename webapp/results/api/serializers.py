@@ -6,8 +6,9 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from results.choices import ErrorClass, Outcome, Protocol
+from results.choices import Auth, Client, ErrorClass, Outcome, Protocol
 from results.models import Measurement, Node, Transfer
+from results.phases import MAX_PHASES, PHASE_NAME, ordered_phases, phases_fit
 from results.reference_selectors import baseline_fraction
 
 MAX_BYTES = 2**62  # keeps sizes inside PostgreSQL bigint
@@ -49,6 +50,31 @@ class NodeNameField(serializers.RegexField):
         )
 
 
+class PhasesField(serializers.DictField):
+    """Phase name -> seconds (finite, >= 0); at most MAX_PHASES names, each a short word."""
+
+    default_error_messages = {
+        "bad_name": "Phase names are lowercase words (a-z, 0-9, '_', '-'), at most 32 long: "
+        "{name!r}.",
+        "too_many": "At most {limit} phases.",
+    }
+
+    def __init__(self, **kwargs):
+        super().__init__(child=StrictFloatField(min_value=0, max_value=1e7), **kwargs)
+
+    def to_internal_value(self, data):
+        phases = super().to_internal_value(data)
+        if len(phases) > MAX_PHASES:
+            self.fail("too_many", limit=MAX_PHASES)
+        for name in phases:
+            if not PHASE_NAME.match(name):
+                self.fail("bad_name", name=name)
+        return phases
+
+    def to_representation(self, value):
+        return ordered_phases(value or {})
+
+
 class TransferInSerializer(serializers.Serializer):
     index = StrictIntegerField(min_value=0, max_value=MAX_TRANSFERS)
     start = serializers.DateTimeField()
@@ -70,10 +96,33 @@ class TransferInSerializer(serializers.Serializer):
         help_text="[seconds since start, bytes] pairs from the tool's progress (perf markers); "
         "not stored.",
     )
+    phases = PhasesField(
+        required=False,
+        default=dict,
+        help_text="Where the transfer's time went: phase name (connect, handshake, request, "
+        "streaming, poll, close) -> seconds; they add up to its duration.",
+    )
+    streaming_gbps = StrictFloatField(
+        min_value=0,
+        max_value=1e6,
+        allow_null=True,
+        required=False,
+        default=None,
+        help_text="The rate after the first progress (null: no progress seen).",
+    )
 
     def validate(self, attrs: dict) -> dict:
         if attrs["end"] < attrs["start"]:
             raise serializers.ValidationError({"end": "end is before start."})
+        duration = (attrs["end"] - attrs["start"]).total_seconds()
+        if not phases_fit(attrs.get("phases") or {}, duration):
+            total = sum(attrs["phases"].values())
+            raise serializers.ValidationError(
+                {
+                    "phases": f"The phases add up to {total:.6f} s, more than the transfer's "
+                    f"duration (end - start = {duration:.6f} s)."
+                }
+            )
         if attrs["outcome"] == Outcome.SUCCESS and attrs.get("error_class"):
             raise serializers.ValidationError(
                 {"error_class": "A successful transfer has no error_class."}
@@ -89,6 +138,18 @@ class MeasurementInSerializer(serializers.Serializer):
     src = NodeNameField()
     dst = NodeNameField()
     protocol = serializers.ChoiceField(choices=Protocol.choices)
+    auth = serializers.ChoiceField(
+        choices=Auth.choices,
+        required=False,
+        default=Auth.X509,
+        help_text="How the transfers were authorized (default x509).",
+    )
+    client = serializers.ChoiceField(
+        choices=Client.choices,
+        required=False,
+        default=Client.NATIVE,
+        help_text="What drove the copies (default native: the protocol's own tool).",
+    )
     streams = StrictIntegerField(min_value=1, max_value=MAX_STREAMS)
     file_size = StrictIntegerField(min_value=1, max_value=MAX_BYTES)
     rtt_ms = StrictFloatField(
@@ -168,9 +229,21 @@ class MeasurementInSerializer(serializers.Serializer):
 
 
 class TransferSerializer(serializers.ModelSerializer):
+    phases = PhasesField(read_only=True, help_text="Phase name -> seconds, in phase order.")
+
     class Meta:
         model = Transfer
-        fields = ["index", "start", "end", "bytes", "outcome", "error_class", "message"]
+        fields = [
+            "index",
+            "start",
+            "end",
+            "bytes",
+            "outcome",
+            "error_class",
+            "message",
+            "phases",
+            "streaming_gbps",
+        ]
 
 
 class MeasurementSerializer(serializers.ModelSerializer):
@@ -203,6 +276,8 @@ class MeasurementSerializer(serializers.ModelSerializer):
             "src",
             "dst",
             "protocol",
+            "auth",
+            "client",
             "streams",
             "transfer_count",
             "file_size",
@@ -282,7 +357,18 @@ class WindowQuerySerializer(serializers.Serializer):
             raise serializers.ValidationError(str(exc)) from exc
 
 
-class ThroughputVsLatencyQuerySerializer(WindowQuerySerializer):
+class DimensionsQuerySerializer(serializers.Serializer):
+    """Which measurements an aggregate reads: by authorization and client (one of each)."""
+
+    auth = serializers.ChoiceField(
+        choices=Auth.choices, default=Auth.X509, help_text="How the transfers were authorized"
+    )
+    client = serializers.ChoiceField(
+        choices=Client.choices, default=Client.NATIVE, help_text="What drove the copies"
+    )
+
+
+class ThroughputVsLatencyQuerySerializer(WindowQuerySerializer, DimensionsQuerySerializer):
     protocol = serializers.ChoiceField(
         choices=Protocol.choices, required=False, default=None, allow_null=True
     )
@@ -291,7 +377,7 @@ class ThroughputVsLatencyQuerySerializer(WindowQuerySerializer):
     )
 
 
-class StreamComparisonQuerySerializer(WindowQuerySerializer):
+class StreamComparisonQuerySerializer(WindowQuerySerializer, DimensionsQuerySerializer):
     protocol = serializers.ChoiceField(choices=Protocol.choices, default=Protocol.HTTPS)
 
 
@@ -313,6 +399,8 @@ class FitSerializer(serializers.Serializer):
 
 class ThroughputVsLatencySerializer(serializers.Serializer):
     protocol = serializers.CharField(allow_null=True)
+    auth = serializers.CharField()
+    client = serializers.CharField()
     streams = serializers.IntegerField(allow_null=True)
     window = serializers.CharField()
     points = LatencyPointSerializer(many=True)
@@ -330,15 +418,17 @@ class StreamPairSerializer(serializers.Serializer):
 
 class StreamComparisonSerializer(serializers.Serializer):
     protocol = serializers.CharField()
+    auth = serializers.CharField()
+    client = serializers.CharField()
     window = serializers.CharField()
     pairs = StreamPairSerializer(many=True)
 
 
-class MaddashWindowQuerySerializer(WindowQuerySerializer):
+class MaddashWindowQuerySerializer(WindowQuerySerializer, DimensionsQuerySerializer):
     window = serializers.CharField(default="latest", help_text="latest, <N>h or <N>d")
 
 
-class MaddashCheckQuerySerializer(serializers.Serializer):
+class MaddashCheckQuerySerializer(DimensionsQuerySerializer):
     # MaDDash's parameter name.
     resultsPerPage = serializers.IntegerField(min_value=1, max_value=1000, default=10)
     page = serializers.IntegerField(min_value=0, max_value=1_000_000, default=0)

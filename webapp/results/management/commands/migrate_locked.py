@@ -1,5 +1,6 @@
 """`migrate`, one process at a time: every webapp pod runs it before it serves (the chart's
-init container), and on PostgreSQL an advisory lock makes concurrent pods take turns.
+init container), and concurrent pods take turns (results.queries.migration_lock: an
+advisory lock on PostgreSQL, taken before any table exists to lock a row of).
 
 It first waits for the database to accept connections (a bundled PostgreSQL starts alongside
 the first webapp pod), so a fresh install does not go through CrashLoopBackOff.
@@ -12,13 +13,13 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection
 from tpcbench_web.health import database_problem
 
-# Any constant works; it names this lock among the database's advisory locks.
-MIGRATION_LOCK = 0x7470_6362  # "tpcb"
+from results.queries import migration_lock
+
 RETRY_EVERY = 2.0
 
 
 class Command(BaseCommand):
-    help = "Apply migrations; concurrent runs wait for each other (PostgreSQL advisory lock)."
+    help = "Apply migrations; concurrent runs wait for each other (a database lock)."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
@@ -42,12 +43,5 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options) -> None:
         self.wait_for_database(options["wait"])
-        if connection.vendor != "postgresql":
+        with migration_lock():
             call_command("migrate", interactive=False, verbosity=options["verbosity"])
-            return
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_lock(%s)", [MIGRATION_LOCK])
-            try:
-                call_command("migrate", interactive=False, verbosity=options["verbosity"])
-            finally:
-                cursor.execute("SELECT pg_advisory_unlock(%s)", [MIGRATION_LOCK])
