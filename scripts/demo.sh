@@ -11,7 +11,8 @@
 #   small enough that one stream is window-limited at WAN RTTs), DEMO_RUNTIME (process; podman:
 #   the nodes' servers run from our container images, built first if need be), DEMO_BASELINE
 #   (3: seconds of iperf3 per ordered pair before its transfers, the pair pages' link line;
-#   off for none).
+#   off for none), DEMO_AUTH (x509,token: how transfers are authorized; token is https's),
+#   DEMO_CLIENT (native; native,gfal2 adds gfal-copy as a second client).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,6 +27,8 @@ LINK=${DEMO_LINK:-2gbit}
 TCP_BUFFER=${DEMO_TCP_BUFFER:-512KiB}
 RUNTIME=${DEMO_RUNTIME:-process}
 BASELINE=${DEMO_BASELINE:-3}
+AUTH=${DEMO_AUTH:-x509,token}
+CLIENT=${DEMO_CLIENT:-native}
 export TPCBENCH_HOME=${TPCBENCH_HOME:-$([ "$(id -u)" -eq 0 ] && echo /var/lib/tpc-bench || echo "$HOME/.local/state/tpc-bench")}
 DEMO_DIR=$TPCBENCH_HOME/demo
 URL=http://127.0.0.1:$PORT
@@ -121,10 +124,10 @@ CAMPAIGN_ARGS=()
 if [ "$BASELINE" != "off" ] && [ "$(id -u)" -eq 0 ]; then
   CAMPAIGN_ARGS+=(--baseline --baseline-seconds "$BASELINE")
 fi
-echo "demo: [4/5] campaign: every ordered pair x ($PROTOCOLS) x streams ($STREAMS), $TRANSFERS transfers each"
+echo "demo: [4/5] campaign: every ordered pair x ($PROTOCOLS) x streams ($STREAMS) x auth ($AUTH) x client ($CLIENT), $TRANSFERS transfers each"
 [ ${#CAMPAIGN_ARGS[@]} -eq 0 ] || echo "demo:       and each pair's link first (iperf3, ${BASELINE} s; DEMO_BASELINE=off: none)"
 $TPCBENCH campaign run --protocols "$PROTOCOLS" --streams "$STREAMS" --transfers "$TRANSFERS" \
-  --report-to "$URL" --token-file "$DEMO_DIR/api-token" "${CAMPAIGN_ARGS[@]}" \
+  --auth "$AUTH" --client "$CLIENT" --report-to "$URL" --token-file "$DEMO_DIR/api-token" "${CAMPAIGN_ARGS[@]}" \
   || echo "demo: some measurements failed; the grid shows them with their reasons"
 
 echo "demo: [5/5] done"
@@ -134,7 +137,8 @@ echo "  REST API:   $URL/api/docs/"
 echo "  MaDDash:    $URL/maddash/grids/"
 echo "  Figure 7:   $URL/plots/latency/   (throughput versus RTT)"
 echo "  Figure 8:   $URL/plots/streams/   (single versus multi stream)"
-echo "  Figure 5:   $URL/pairs/lab-1/lab-2/   (a pair over time, with its link baseline)"
+echo "  Figure 5:   $URL/pairs/lab-1/lab-2/   (a pair over time, its link baseline, where the time goes)"
+echo "  Tokens:     $URL/?auth=token   (the grid of token-authorized transfers)"
 echo
 echo "  Another campaign: TPCBENCH_HOME=$TPCBENCH_HOME $TPCBENCH campaign run --report-to $URL --token-file $DEMO_DIR/api-token"
 echo "  Stop it all:      make demo-down"

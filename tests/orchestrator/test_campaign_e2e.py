@@ -21,6 +21,7 @@ import pytest
 from support.real_webapp import REPO, RealWebapp, serving_webapp
 
 from ca.authority import CertificateAuthority
+from orchestrator.campaign.run import CampaignSettings
 from orchestrator.lab import LabInventory, LabNetwork, start_lab, stop_lab
 from orchestrator.lab.lifecycle import run_record_path
 from orchestrator.lab.processes import stop as stop_process
@@ -406,3 +407,37 @@ def test_run_now_campaign_from_the_webapp_is_run_under_its_uuid(
     assert_each_spec_once(webapp.campaign_measurements(requested), 6)
     trigger = webapp.query("SELECT trigger FROM results_campaign WHERE uuid = %s", requested)
     assert trigger == [("manual",)]
+
+
+def test_a_campaign_over_auth_and_client_lands_with_its_dimensions(
+    orchestrator: Orchestrator, webapp
+) -> None:
+    """`--auth x509,token --client native,gfal2`: every combination a tool can run is
+    measured and stored with its authorization and client; the others are said, not run."""
+    process = orchestrator.campaign(
+        "--protocols", "https,root", "--streams", "1", "--auth", "x509,token",
+        "--client", "native,gfal2",
+    )  # fmt: skip
+    output, _ = process.communicate(timeout=900)
+    assert process.returncode == 0, output
+    journal = orchestrator.journal()
+    assert (journal["auths"], journal["clients"]) == (["x509", "token"], ["native", "gfal2"])
+    rows = webapp.query(
+        """
+        SELECT m.protocol, m.auth, m.client, m.succeeded, m.failed
+        FROM results_measurement m JOIN results_campaign c ON c.id = m.campaign_id
+        WHERE c.uuid = %s
+        """,
+        journal["uuid"],
+    )
+    planned = CampaignSettings(
+        protocols=("https", "root"), streams=(1,), auths=("x509", "token"),
+        clients=("native", "gfal2"),
+    )  # fmt: skip
+    assert len(rows) == 6 * planned.per_pair  # 3 nodes: 6 ordered pairs
+    combos = {(r[0], r[1], r[2]) for r in rows}
+    assert {("https", "x509", "native"), ("https", "token", "native")} <= combos
+    assert {("https", "x509", "gfal2"), ("root", "x509", "gfal2")} <= combos
+    assert all(r[3] == 2 and r[4] == 0 for r in rows), rows
+    for why in planned.unsupported():
+        assert why in " ".join(output.split())
