@@ -11,7 +11,7 @@ from results.choices import Outcome, Protocol
 from results.grid_bands import GridBands, assemble_grid
 from results.grid_limits import limits_resolvers
 from results.models import Measurement, Node, Transfer
-from results.orm_rows import compiled_once, fetch_rows
+from results.orm_rows import compiled_query
 from results.queries import EpochSeconds
 from results.selectors import CampaignStart, latest_campaign_start, window_lookups
 from results.windows import Window, parse_window
@@ -38,7 +38,7 @@ def grid_names() -> list[str]:
     return [p for p in Protocol.values if p in found]
 
 
-@compiled_once
+@compiled_query
 def _first_of_each_protocol() -> QuerySet:
     firsts = Q()
     for protocol in Protocol.values:
@@ -47,23 +47,27 @@ def _first_of_each_protocol() -> QuerySet:
     return Measurement.objects.filter(firsts).order_by().values_list("protocol")
 
 
-@compiled_once
+@compiled_query
 def _nodes() -> QuerySet:
     return Node.objects.order_by("name").values_list("id", "name", "link_gbps")
 
 
 BandKey = tuple[str, int, int, int]  # (protocol, src_id, dst_id, streams)
 _BAND = ("protocol", "src_id", "dst_id", "streams")
+# A window's measurement filter as (lookup, value) pairs: hashable, so a query built from
+# it is compiled once while the window means the same (the latest campaign).
+Lookups = tuple[tuple[str, object], ...]
 
 
-def _cell_aggregates(window: dict[str, object], protocols: list[str]) -> list[tuple]:
+@compiled_query
+def _cell_aggregates(window: Lookups, protocols: tuple[str, ...]) -> QuerySet:
     """(protocol, src_id, dst_id, streams, value, succeeded, failed, measurements, last epoch).
 
     One aggregate query for every grid; every column a plain number or text (the database
-    computes the epoch), fetched at once (results.orm_rows).
+    computes the epoch).
     """
-    return fetch_rows(
-        Measurement.objects.filter(**window, protocol__in=protocols)
+    return (
+        Measurement.objects.filter(**dict(window), protocol__in=protocols)
         .order_by()
         .values_list(*_BAND)
         .annotate(
@@ -76,54 +80,60 @@ def _cell_aggregates(window: dict[str, object], protocols: list[str]) -> list[tu
     )
 
 
-def _failure_reasons(
-    window: dict[str, object], bands: set[BandKey]
-) -> dict[BandKey, tuple[str, str]]:
-    """Band -> (error_class, message) of the first failed transfer of its latest measurement,
-    for `bands`, whose every measurement in the window (`window`: lookups on Measurement)
-    failed whole.
-
-    Two small queries: the window's all-failed measurements (a partial index holds them:
-    few), newest first, the latest of each band kept; then those ones' failed transfers.
-    (One query joining the two costs PostgreSQL more to plan than both to run.)
-    """
-    latest: dict[int, BandKey] = {}
-    seen: set[BandKey] = set()
-    all_failed = (
+@compiled_query
+def _all_failed(window: Lookups, protocols: tuple[str, ...]) -> QuerySet:
+    """The window's measurements none of whose transfers succeeded (a partial index holds
+    them: few), newest first, with their band."""
+    return (
         Measurement.objects.filter(
-            **window, protocol__in={band[0] for band in bands}, succeeded=0, failed__gt=0
+            **dict(window), protocol__in=protocols, succeeded=0, failed__gt=0
         )
         .order_by("-started", "-id")
         .values_list(*_BAND, "id")
     )
-    for *band_values, measurement_id in fetch_rows(all_failed):
+
+
+@compiled_query
+def _failed_transfers(measurements: tuple[int, ...]) -> QuerySet:
+    """The failed transfers of these measurements, first transfer first."""
+    return (
+        Transfer.objects.filter(measurement_id__in=measurements, outcome=Outcome.FAILURE)
+        .order_by("measurement_id", "index")
+        .values_list("measurement_id", "error_class", "message")
+    )
+
+
+def _failure_reasons(window: Lookups, bands: set[BandKey]) -> dict[BandKey, tuple[str, str]]:
+    """Band -> (error_class, message) of the first failed transfer of its latest measurement,
+    for `bands`, whose every measurement in the window failed whole.
+
+    Two small queries: the window's all-failed measurements, the latest of each band kept;
+    then those ones' failed transfers. (One query joining the two costs PostgreSQL more to
+    plan than both to run.)
+    """
+    latest: dict[int, BandKey] = {}
+    seen: set[BandKey] = set()
+    for *band_values, measurement_id in _all_failed(window, tuple(sorted({b[0] for b in bands}))):
         band = tuple(band_values)
         if band in bands and band not in seen:  # newest first: the first seen is the latest
             seen.add(band)
             latest[measurement_id] = band
-    if not latest:
-        return {}
-    failed_transfers = (
-        Transfer.objects.filter(measurement_id__in=list(latest), outcome=Outcome.FAILURE)
-        .order_by("measurement_id", "index")
-        .values_list("measurement_id", "error_class", "message")
-    )
     reasons: dict[BandKey, tuple[str, str]] = {}
-    for measurement_id, error_class, message in fetch_rows(failed_transfers):
+    for measurement_id, error_class, message in _failed_transfers(tuple(latest)):
         reasons.setdefault(latest[measurement_id], (error_class or "unknown", message))
     return reasons
 
 
-def _window(window: Window, *, with_campaign: bool) -> tuple[dict, CampaignStart | None]:
-    """The measurement filter of `window` (field lookups) and, over 'latest' `with_campaign`,
-    the latest campaign's start (read with its id: one query for both)."""
+def _window(window: Window, *, with_campaign: bool) -> tuple[Lookups, CampaignStart | None]:
+    """The measurement filter of `window` and, over 'latest' `with_campaign`, the latest
+    campaign's start (read with its id: one query for both)."""
     if not (window.is_latest and with_campaign):
-        return window_lookups(window), None
+        return tuple(window_lookups(window).items()), None
     found = latest_campaign_start()
     if found is None:
-        return {"pk__in": []}, None
+        return (("pk__in", ()),), None
     campaign_id, started = found
-    return {"campaign_id": campaign_id}, CampaignStart(started=started)
+    return (("campaign_id", campaign_id),), CampaignStart(started=started)
 
 
 def build_bands(
@@ -132,7 +142,7 @@ def build_bands(
     """The grids of `protocols` over `window`, with a fixed number of queries for all."""
     parsed = parse_window(window)
     lookups, campaign = _window(parsed, with_campaign=with_campaign)
-    rows = _cell_aggregates(lookups, protocols) if protocols else []
+    rows = _cell_aggregates(lookups, tuple(protocols)) if protocols else []
     all_failed = {row[:4] for row in rows if row[5] == 0 and row[6] > 0}
     reasons = _failure_reasons(lookups, all_failed) if all_failed else {}
     node_rows = _nodes()

@@ -14,7 +14,7 @@ from django.utils import timezone
 from results.cache import cached_aggregate
 from results.choices import CampaignState
 from results.models import Campaign, Measurement, Node, Transfer
-from results.orm_rows import compiled_once, fetch_rows
+from results.orm_rows import compiled_query
 from results.windows import Window, parse_window
 
 __all__ = [
@@ -55,12 +55,12 @@ def latest_campaign() -> Campaign | None:
     return finished.first() or with_results.first()
 
 
-@compiled_once
+@compiled_query
 def _latest_finished() -> QuerySet:
     return _latest_campaign_candidates()[0].values_list("pk", "started")[:1]
 
 
-@compiled_once
+@compiled_query
 def _latest_with_results() -> QuerySet:
     return _latest_campaign_candidates()[1].values_list("pk", "started")[:1]
 
@@ -86,7 +86,7 @@ def window_lookups(window: Window, *, now: datetime | None = None) -> dict[str, 
     """
     if window.is_latest:
         campaign_id = latest_campaign_id()
-        return {"campaign_id": campaign_id} if campaign_id is not None else {"pk__in": []}
+        return {"campaign_id": campaign_id} if campaign_id is not None else {"pk__in": ()}
     return {"started__gte": (now or timezone.now()) - window.duration}
 
 
@@ -105,7 +105,7 @@ def measurements_in_window(*, window: str, protocol: str | None = None, streams:
     return queryset.order_by()
 
 
-@compiled_once
+@compiled_query
 def _node_names() -> QuerySet:
     return Node.objects.order_by().values_list("id", "name")
 
@@ -128,17 +128,29 @@ def _fit(points: list[dict]) -> dict:
     return fit
 
 
+@compiled_query
+def _latency_aggregates(
+    window: tuple[tuple[str, object], ...], protocol: str | None, streams: int | None
+) -> QuerySet:
+    """Per pair and protocol: mean RTT, mean throughput, measurements with a throughput."""
+    queryset = Measurement.objects.filter(**dict(window), throughput_gbps__isnull=False)
+    if protocol:
+        queryset = queryset.filter(protocol=protocol)
+    if streams:
+        queryset = queryset.filter(streams=streams)
+    return (
+        queryset.order_by()
+        .values_list("src_id", "dst_id", "protocol")
+        .annotate(rtt=Avg("rtt_ms"), throughput=Avg("throughput_gbps"), n=Count("*"))
+    )
+
+
 def _latency_rows(
     window: Window, protocol: str | None, streams: int | None
 ) -> list[tuple[str, str, str, float | None, float, int]]:
     """(src, dst, protocol, mean RTT, mean throughput, n) per pair and protocol with a throughput:
     an aggregate over node ids, then their names (grouping by joined names costs more)."""
-    rows = fetch_rows(
-        measurements_in_window(window=window.label, protocol=protocol, streams=streams)
-        .filter(throughput_gbps__isnull=False)
-        .values_list("src_id", "dst_id", "protocol")
-        .annotate(rtt=Avg("rtt_ms"), throughput=Avg("throughput_gbps"), n=Count("*"))
-    )
+    rows = _latency_aggregates(tuple(window_lookups(window).items()), protocol, streams)
     names = node_names_by_id()
     return [(names[src_id], names[dst_id], *rest) for src_id, dst_id, *rest in rows]
 
@@ -177,14 +189,20 @@ def throughput_vs_latency(*, protocol: str | None, streams: int | None, window: 
     }
 
 
-def _stream_rows(window: Window, protocol: str) -> list[tuple[str, str, int, float]]:
-    """(src, dst, streams, mean throughput) per pair and stream setting with a throughput."""
-    rows = fetch_rows(
-        measurements_in_window(window=window.label, protocol=protocol)
-        .filter(throughput_gbps__isnull=False)
+@compiled_query
+def _stream_aggregates(window: tuple[tuple[str, object], ...], protocol: str) -> QuerySet:
+    """Per pair and stream setting: mean throughput."""
+    return (
+        Measurement.objects.filter(**dict(window), protocol=protocol, throughput_gbps__isnull=False)
+        .order_by()
         .values_list("src_id", "dst_id", "streams")
         .annotate(throughput=Avg("throughput_gbps"))
     )
+
+
+def _stream_rows(window: Window, protocol: str) -> list[tuple[str, str, int, float]]:
+    """(src, dst, streams, mean throughput) per pair and stream setting with a throughput."""
+    rows = _stream_aggregates(tuple(window_lookups(window).items()), protocol)
     names = node_names_by_id()
     return [(names[src_id], names[dst_id], *rest) for src_id, dst_id, *rest in rows]
 
