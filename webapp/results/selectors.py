@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from operator import itemgetter
 
-from django.db.models import Avg, Count, Exists, F, OuterRef, Prefetch, Q, QuerySet
+from django.db.models import Avg, Count, Exists, F, OuterRef, Prefetch, QuerySet
 from django.utils import timezone
 
 from results.cache import cached_aggregate
@@ -21,7 +21,6 @@ __all__ = [
     "CampaignStart",
     "Window",
     "latest_campaign",
-    "measurements_in_window",
     "node_names_by_id",
     "pair_history",
     "pair_series",
@@ -79,30 +78,16 @@ def latest_campaign_id() -> int | None:
 
 def window_lookups(window: Window, *, now: datetime | None = None) -> dict[str, object]:
     """The measurement filter of a window as field lookups (a query for 'latest', none
-    otherwise); a query across a relation prefixes them (measurement__...).
+    otherwise).
 
-    The latest campaign's id goes in as a value: a subquery in its place would cost more
-    to build in Django, for every query that uses the condition, than the query it saves.
+    The latest campaign's id goes in as a value: a query built with it is compiled once
+    per campaign (results.orm_rows), where a subquery in its place would be compiled, and
+    run, with every query that uses the filter.
     """
     if window.is_latest:
         campaign_id = latest_campaign_id()
         return {"campaign_id": campaign_id} if campaign_id is not None else {"pk__in": ()}
     return {"started__gte": (now or timezone.now()) - window.duration}
-
-
-def window_condition(window: Window, *, now: datetime | None = None) -> Q:
-    """window_lookups() as a Q."""
-    return Q(**window_lookups(window, now=now))
-
-
-def measurements_in_window(*, window: str, protocol: str | None = None, streams: int | None = None):
-    """Measurements of a window (a string such as '20d'), optionally of one protocol/streams."""
-    queryset = Measurement.objects.filter(window_condition(parse_window(window)))
-    if protocol:
-        queryset = queryset.filter(protocol=protocol)
-    if streams:
-        queryset = queryset.filter(streams=streams)
-    return queryset.order_by()
 
 
 @compiled_query
