@@ -82,12 +82,15 @@ def window_lookups(window: Window, *, now: datetime | None = None) -> dict[str, 
 
     The latest campaign's id goes in as a value: a query built with it is compiled once
     per campaign (results.orm_rows), where a subquery in its place would be compiled, and
-    run, with every query that uses the filter.
+    run, with every query that uses the filter. A relative window reaches back from the
+    start of the current minute, the minute its cached answer is keyed by (results.cache):
+    its queries too are then compiled once a minute.
     """
     if window.is_latest:
         campaign_id = latest_campaign_id()
         return {"campaign_id": campaign_id} if campaign_id is not None else {"pk__in": ()}
-    return {"started__gte": (now or timezone.now()) - window.duration}
+    minute = (now or timezone.now()).replace(second=0, microsecond=0)
+    return {"started__gte": minute - window.duration}
 
 
 @compiled_query
