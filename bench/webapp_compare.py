@@ -83,10 +83,11 @@ def report(before: list[dict], after: list[dict]) -> str:
         for runs in (before, after)
     ]  # fmt: skip
     if all(ingest):
+        each = [", ".join(f"{r['ingest']:,.0f}" for r in runs) for runs in (before, after)]
         lines += [
             "",
             f"bulk ingest (transfers/s, median): before {ingest[0]:,.0f}, after {ingest[1]:,.0f}"
-            f" ({ingest[1] / ingest[0]:.2f}x)",
+            f" ({ingest[1] / ingest[0]:.2f}x); runs: before {each[0]}; after {each[1]}",
         ]
     lines.append("(times: p95 in ms; ratios: uncached/cached p95 over raw SQL p95)")
     return "\n".join(lines)

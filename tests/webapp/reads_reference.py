@@ -25,7 +25,8 @@ def measurements_of(window: str, auth: str = "x509", client: str = "native") -> 
     if parsed.is_latest:
         campaign = latest_campaign()
         return [] if campaign is None else list(found.filter(campaign=campaign))
-    return list(found.filter(started__gte=timezone.now() - parsed.duration))
+    minute = timezone.now().replace(second=0, microsecond=0)  # windows move by the minute
+    return list(found.filter(started__gte=minute - parsed.duration))
 
 
 def _mean(values: list[float]) -> float | None:

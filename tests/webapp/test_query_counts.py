@@ -23,9 +23,9 @@ ENDPOINTS = {
     "/api/v1/stream-comparison/?window=20d": 3,
     "/maddash/grids/": 1,  # one existence probe per protocol, in one query
     # Grids: data version + [latest campaign] + aggregate + the failure reason of the mesh's
-    # one all-failed band + nodes + thresholds
-    "/maddash/grids/https?window=latest": 6,
-    "/maddash/grids/https?window=20d": 5,
+    # one all-failed band (its measurement, its transfers) + nodes + thresholds
+    "/maddash/grids/https?window=latest": 7,
+    "/maddash/grids/https?window=20d": 6,
 }
 CACHED = [url for url in ENDPOINTS if "window=" in url]
 

@@ -16,7 +16,7 @@ from django.db.models import Count, F, IntegerField, OuterRef, Q, QuerySet, Subq
 from django.db.models.functions import Cast, Coalesce
 from results.choices import CampaignState
 from results.models import Campaign, Measurement
-from results.orm_rows import compiled_once
+from results.orm_rows import compiled_query
 
 FINAL_STATES = (CampaignState.FINISHED, CampaignState.FAILED, CampaignState.INTERRUPTED)
 
@@ -78,7 +78,7 @@ def pending_campaigns() -> QuerySet:
     return Campaign.objects.filter(state=CampaignState.PENDING).order_by("created", "id")
 
 
-@compiled_once
+@compiled_query
 def _status_rows() -> QuerySet:
     """The running, the next pending and the last finished campaign, as values. Compiled
     once per process: its subqueries cost Django more to build on every page than the

@@ -17,14 +17,14 @@ from django.dispatch import receiver
 from django.utils import timezone
 
 from results.models import Campaign, DataVersion, Measurement, Node, Threshold
-from results.orm_rows import compiled_once
+from results.orm_rows import compiled_query
 
 T = TypeVar("T")
 SINGLETON = 1
 TIMEOUT_SECONDS = 600
 
 
-@compiled_once
+@compiled_query
 def _version_rows() -> QuerySet:
     return DataVersion.objects.filter(pk=SINGLETON).values("version")
 

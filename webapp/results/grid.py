@@ -11,7 +11,7 @@ from results.choices import Auth, Client, Outcome, Protocol
 from results.grid_bands import GridBands, assemble_grid
 from results.grid_limits import limits_resolvers
 from results.models import Measurement, Node, Transfer
-from results.orm_rows import compiled_once, fetch_rows
+from results.orm_rows import compiled_query
 from results.queries import EpochSeconds
 from results.selectors import CampaignStart, latest_campaign_start, window_lookups
 from results.windows import Window, parse_window
@@ -48,7 +48,7 @@ def grid_names(*, auth: str = Auth.X509, client: str = Client.NATIVE) -> list[st
     return [p for p in Protocol.values if p in found]
 
 
-@compiled_once
+@compiled_query
 def _first_of_each_combination() -> QuerySet:
     firsts = Q()
     for protocol in Protocol.values:
@@ -59,25 +59,27 @@ def _first_of_each_combination() -> QuerySet:
     return Measurement.objects.filter(firsts).order_by().values_list("protocol", "auth", "client")
 
 
-@compiled_once
+@compiled_query
 def _nodes() -> QuerySet:
     return Node.objects.order_by("name").values_list("id", "name", "link_gbps")
 
 
 BandKey = tuple[str, int, int, int]  # (protocol, src_id, dst_id, streams)
 _BAND = ("protocol", "src_id", "dst_id", "streams")
+# A window's measurement filter as (lookup, value) pairs: hashable, so a query built from
+# it is compiled once while the window means the same (the latest campaign).
+Lookups = tuple[tuple[str, object], ...]
 
 
-def _cell_aggregates(
-    window: dict[str, object], protocols: list[str], dimensions: dict[str, str]
-) -> list[tuple]:
+@compiled_query
+def _cell_aggregates(window: Lookups, protocols: tuple[str, ...]) -> QuerySet:
     """(protocol, src_id, dst_id, streams, value, succeeded, failed, measurements, last epoch).
 
     One aggregate query for every grid; every column a plain number or text (the database
-    computes the epoch), fetched at once (results.orm_rows).
+    computes the epoch).
     """
-    return fetch_rows(
-        Measurement.objects.filter(**window, **dimensions, protocol__in=protocols)
+    return (
+        Measurement.objects.filter(**dict(window), protocol__in=protocols)
         .order_by()
         .values_list(*_BAND)
         .annotate(
@@ -90,49 +92,60 @@ def _cell_aggregates(
     )
 
 
-def _failure_reasons(
-    window: dict[str, object], bands: set[BandKey]
-) -> dict[BandKey, tuple[str, str]]:
-    """Band -> (error_class, message) of the first failed transfer of its latest measurement,
-    for `bands`, whose every measurement in the window (`window`: lookups on Measurement,
-    the dimensions among them) failed whole.
-
-    One query: the failed transfers of the window's all-failed measurements between those
-    bands' nodes (a partial index holds all-failed measurements: few), newest first.
-    """
-    on_measurement = {f"measurement__{lookup}": value for lookup, value in window.items()}
-    transfers = (
-        Transfer.objects.filter(
-            **on_measurement,
-            measurement__protocol__in={band[0] for band in bands},
-            measurement__src_id__in={band[1] for band in bands},
-            measurement__dst_id__in={band[2] for band in bands},
-            measurement__succeeded=0,
-            measurement__failed__gt=0,
-            outcome=Outcome.FAILURE,
+@compiled_query
+def _all_failed(window: Lookups, protocols: tuple[str, ...]) -> QuerySet:
+    """The window's measurements none of whose transfers succeeded (a partial index holds
+    them: few), newest first, with their band."""
+    return (
+        Measurement.objects.filter(
+            **dict(window), protocol__in=protocols, succeeded=0, failed__gt=0
         )
-        .order_by("-measurement__started", "-measurement_id", "index")
-        .values_list(*(f"measurement__{field}" for field in _BAND), "error_class", "message")
+        .order_by("-started", "-id")
+        .values_list(*_BAND, "id")
     )
-    reasons: dict[BandKey, tuple[str, str]] = {}
-    for *band_values, error_class, message in fetch_rows(transfers):
+
+
+@compiled_query
+def _failed_transfers(measurements: tuple[int, ...]) -> QuerySet:
+    """The failed transfers of these measurements, first transfer first."""
+    return (
+        Transfer.objects.filter(measurement_id__in=measurements, outcome=Outcome.FAILURE)
+        .order_by("measurement_id", "index")
+        .values_list("measurement_id", "error_class", "message")
+    )
+
+
+def _failure_reasons(window: Lookups, bands: set[BandKey]) -> dict[BandKey, tuple[str, str]]:
+    """Band -> (error_class, message) of the first failed transfer of its latest measurement,
+    for `bands`, whose every measurement in the window failed whole.
+
+    Two small queries: the window's all-failed measurements, the latest of each band kept;
+    then those ones' failed transfers. (One query joining the two costs PostgreSQL more to
+    plan than both to run.)
+    """
+    latest: dict[int, BandKey] = {}
+    seen: set[BandKey] = set()
+    for *band_values, measurement_id in _all_failed(window, tuple(sorted({b[0] for b in bands}))):
         band = tuple(band_values)
-        # A band's first row: the first failed transfer of its latest measurement.
-        if band in bands and band not in reasons:
-            reasons[band] = (error_class or "unknown", message)
+        if band in bands and band not in seen:  # newest first: the first seen is the latest
+            seen.add(band)
+            latest[measurement_id] = band
+    reasons: dict[BandKey, tuple[str, str]] = {}
+    for measurement_id, error_class, message in _failed_transfers(tuple(latest)):
+        reasons.setdefault(latest[measurement_id], (error_class or "unknown", message))
     return reasons
 
 
-def _window(window: Window, *, with_campaign: bool) -> tuple[dict, CampaignStart | None]:
-    """The measurement filter of `window` (field lookups) and, over 'latest' `with_campaign`,
-    the latest campaign's start (read with its id: one query for both)."""
+def _window(window: Window, *, with_campaign: bool) -> tuple[Lookups, CampaignStart | None]:
+    """The measurement filter of `window` and, over 'latest' `with_campaign`, the latest
+    campaign's start (read with its id: one query for both)."""
     if not (window.is_latest and with_campaign):
-        return window_lookups(window), None
+        return tuple(window_lookups(window).items()), None
     found = latest_campaign_start()
     if found is None:
-        return {"pk__in": []}, None
+        return (("pk__in", ()),), None
     campaign_id, started = found
-    return {"campaign_id": campaign_id}, CampaignStart(started=started)
+    return (("campaign_id", campaign_id),), CampaignStart(started=started)
 
 
 def build_bands(
@@ -147,10 +160,11 @@ def build_bands(
     and client, with a fixed number of queries for all."""
     parsed = parse_window(window)
     lookups, campaign = _window(parsed, with_campaign=with_campaign)
-    dimensions = {"auth": auth, "client": client}
-    rows = _cell_aggregates(lookups, protocols, dimensions) if protocols else []
+    # the authorization and client are lookups like the window's: one hashable key
+    filters = (*lookups, ("auth", auth), ("client", client))
+    rows = _cell_aggregates(filters, tuple(protocols)) if protocols else []
     all_failed = {row[:4] for row in rows if row[5] == 0 and row[6] > 0}
-    reasons = _failure_reasons(lookups | dimensions, all_failed) if all_failed else {}
+    reasons = _failure_reasons(filters, all_failed) if all_failed else {}
     node_rows = _nodes()
     nodes = [(node_id, name) for node_id, name, _ in node_rows]
     resolvers = limits_resolvers(protocols, {node_id: link for node_id, _, link in node_rows})

@@ -10,7 +10,7 @@ from django.conf import settings
 from django.db.models import QuerySet
 
 from results.models import Threshold
-from results.orm_rows import compiled_once
+from results.orm_rows import compiled_query
 
 if TYPE_CHECKING:
     from results.grid_bands import GridBands
@@ -46,7 +46,7 @@ def limits_resolvers(protocols: list[str], links: dict[int, float | None]) -> di
     return resolvers_from(protocols, rows, links)
 
 
-@compiled_once
+@compiled_query
 def _thresholds() -> QuerySet:
     """Every Threshold row (an admin makes a few): one query compiled once."""
     return Threshold.objects.order_by().values_list(

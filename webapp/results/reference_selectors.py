@@ -6,7 +6,7 @@ from datetime import datetime
 from django.db.models import FloatField, OuterRef, QuerySet, Subquery
 
 from results.models import Baseline, Measurement, PrelimRun
-from results.orm_rows import compiled_once
+from results.orm_rows import compiled_query
 
 
 def with_baseline(measurements: QuerySet[Measurement]) -> QuerySet[Measurement]:
@@ -38,7 +38,7 @@ def latest_link_baselines() -> dict[tuple[str, str], float]:
     return {(src, dst): gbps for src, dst, gbps in _latest_link_baselines()}
 
 
-@compiled_once
+@compiled_query
 def _latest_link_baselines() -> QuerySet:
     latest = (
         Baseline.objects.filter(

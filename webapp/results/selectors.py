@@ -8,20 +8,19 @@ from dataclasses import dataclass
 from datetime import datetime
 from operator import itemgetter
 
-from django.db.models import Avg, Count, Exists, F, OuterRef, Prefetch, Q, QuerySet
+from django.db.models import Avg, Count, Exists, F, OuterRef, Prefetch, QuerySet
 from django.utils import timezone
 
 from results.cache import cached_aggregate
 from results.choices import Auth, CampaignState, Client
 from results.models import Campaign, Measurement, Node, Transfer
-from results.orm_rows import compiled_once, fetch_rows
+from results.orm_rows import compiled_query
 from results.windows import Window, parse_window
 
 __all__ = [
     "CampaignStart",
     "Window",
     "latest_campaign",
-    "measurements_in_window",
     "node_names_by_id",
     "pair_history",
     "pair_measurements",
@@ -56,12 +55,12 @@ def latest_campaign() -> Campaign | None:
     return finished.first() or with_results.first()
 
 
-@compiled_once
+@compiled_query
 def _latest_finished() -> QuerySet:
     return _latest_campaign_candidates()[0].values_list("pk", "started")[:1]
 
 
-@compiled_once
+@compiled_query
 def _latest_with_results() -> QuerySet:
     return _latest_campaign_candidates()[1].values_list("pk", "started")[:1]
 
@@ -80,43 +79,22 @@ def latest_campaign_id() -> int | None:
 
 def window_lookups(window: Window, *, now: datetime | None = None) -> dict[str, object]:
     """The measurement filter of a window as field lookups (a query for 'latest', none
-    otherwise); a query across a relation prefixes them (measurement__...).
+    otherwise).
 
-    The latest campaign's id goes in as a value: a subquery in its place would cost more
-    to build in Django, for every query that uses the condition, than the query it saves.
+    The latest campaign's id goes in as a value: a query built with it is compiled once
+    per campaign (results.orm_rows), where a subquery in its place would be compiled, and
+    run, with every query that uses the filter. A relative window reaches back from the
+    start of the current minute, the minute its cached answer is keyed by (results.cache):
+    its queries too are then compiled once a minute.
     """
     if window.is_latest:
         campaign_id = latest_campaign_id()
-        return {"campaign_id": campaign_id} if campaign_id is not None else {"pk__in": []}
-    return {"started__gte": (now or timezone.now()) - window.duration}
+        return {"campaign_id": campaign_id} if campaign_id is not None else {"pk__in": ()}
+    minute = (now or timezone.now()).replace(second=0, microsecond=0)
+    return {"started__gte": minute - window.duration}
 
 
-def window_condition(window: Window, *, now: datetime | None = None) -> Q:
-    """window_lookups() as a Q."""
-    return Q(**window_lookups(window, now=now))
-
-
-def measurements_in_window(
-    *,
-    window: str,
-    protocol: str | None = None,
-    streams: int | None = None,
-    auth: str = Auth.X509,
-    client: str = Client.NATIVE,
-):
-    """Measurements of a window (a string such as '20d') with this authorization and client,
-    optionally of one protocol/streams."""
-    queryset = Measurement.objects.filter(
-        window_condition(parse_window(window)), auth=auth, client=client
-    )
-    if protocol:
-        queryset = queryset.filter(protocol=protocol)
-    if streams:
-        queryset = queryset.filter(streams=streams)
-    return queryset.order_by()
-
-
-@compiled_once
+@compiled_query
 def _node_names() -> QuerySet:
     return Node.objects.order_by().values_list("id", "name")
 
@@ -139,6 +117,29 @@ def _fit(points: list[dict]) -> dict:
     return fit
 
 
+def _dimension_lookups(dimensions: dict[str, str] | None) -> tuple[tuple[str, str], ...]:
+    """The authorization and client to read (x509 and native unless asked), as lookups."""
+    chosen = {"auth": Auth.X509, "client": Client.NATIVE, **(dimensions or {})}
+    return tuple(sorted(chosen.items()))
+
+
+@compiled_query
+def _latency_aggregates(
+    window: tuple[tuple[str, object], ...], protocol: str | None, streams: int | None
+) -> QuerySet:
+    """Per pair and protocol: mean RTT, mean throughput, measurements with a throughput."""
+    queryset = Measurement.objects.filter(**dict(window), throughput_gbps__isnull=False)
+    if protocol:
+        queryset = queryset.filter(protocol=protocol)
+    if streams:
+        queryset = queryset.filter(streams=streams)
+    return (
+        queryset.order_by()
+        .values_list("src_id", "dst_id", "protocol")
+        .annotate(rtt=Avg("rtt_ms"), throughput=Avg("throughput_gbps"), n=Count("*"))
+    )
+
+
 def _latency_rows(
     window: Window,
     protocol: str | None,
@@ -147,14 +148,8 @@ def _latency_rows(
 ) -> list[tuple[str, str, str, float | None, float, int]]:
     """(src, dst, protocol, mean RTT, mean throughput, n) per pair and protocol with a throughput:
     an aggregate over node ids, then their names (grouping by joined names costs more)."""
-    rows = fetch_rows(
-        measurements_in_window(
-            window=window.label, protocol=protocol, streams=streams, **(dimensions or {})
-        )
-        .filter(throughput_gbps__isnull=False)
-        .values_list("src_id", "dst_id", "protocol")
-        .annotate(rtt=Avg("rtt_ms"), throughput=Avg("throughput_gbps"), n=Count("*"))
-    )
+    lookups = tuple(window_lookups(window).items()) + _dimension_lookups(dimensions)
+    rows = _latency_aggregates(lookups, protocol, streams)
     names = node_names_by_id()
     return [(names[src_id], names[dst_id], *rest) for src_id, dst_id, *rest in rows]
 
@@ -202,16 +197,23 @@ def throughput_vs_latency(
     }
 
 
+@compiled_query
+def _stream_aggregates(window: tuple[tuple[str, object], ...], protocol: str) -> QuerySet:
+    """Per pair and stream setting: mean throughput."""
+    return (
+        Measurement.objects.filter(**dict(window), protocol=protocol, throughput_gbps__isnull=False)
+        .order_by()
+        .values_list("src_id", "dst_id", "streams")
+        .annotate(throughput=Avg("throughput_gbps"))
+    )
+
+
 def _stream_rows(
     window: Window, protocol: str, dimensions: dict[str, str] | None = None
 ) -> list[tuple[str, str, int, float]]:
     """(src, dst, streams, mean throughput) per pair and stream setting with a throughput."""
-    rows = fetch_rows(
-        measurements_in_window(window=window.label, protocol=protocol, **(dimensions or {}))
-        .filter(throughput_gbps__isnull=False)
-        .values_list("src_id", "dst_id", "streams")
-        .annotate(throughput=Avg("throughput_gbps"))
-    )
+    lookups = tuple(window_lookups(window).items()) + _dimension_lookups(dimensions)
+    rows = _stream_aggregates(lookups, protocol)
     names = node_names_by_id()
     return [(names[src_id], names[dst_id], *rest) for src_id, dst_id, *rest in rows]
 
