@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import Literal, Protocol
+from dataclasses import dataclass
+from typing import Literal
 
 from orchestrator.endpoints import ClientCredentials, Endpoint
 from orchestrator.transfers.phases import PhaseTimeline
@@ -19,17 +21,35 @@ Auth = Literal["x509", "token"]
 AUTH_MODES: tuple[str, ...] = ("x509", "token")
 
 
-class TransferTool(Protocol):
+@dataclass(frozen=True)
+class TransferRequest:
+    """One copy a tool is asked to make: what `TransferTool.run` was given."""
+
+    src: Endpoint
+    dst: Endpoint
+    src_path: str
+    dst_path: str
+    streams: int
+    creds: ClientCredentials
+    timeout: float
+    index: int
+    size: int | None
+    clock: Clock
+    on_progress: ProgressCallback | None
+    auth: Auth
+
+
+class TransferTool(ABC):
     """Copies `src_path` on `src` to `dst_path` on `dst` by third-party copy.
 
     Paths are names under the endpoints' data roots (e.g. `source_name(size)`). `run` never
     raises for a failed transfer: the failure is returned as data in the record. `size` is
     the expected byte count, reported as the record's bytes when the protocol says success.
-    `auth` is one of the tool's `auths`.
+    `auth` is one of the tool's `auths`. A tool implements `copy`, which gets the request.
     """
 
     name: str
-    auths: tuple[str, ...]
+    auths: tuple[str, ...] = ("x509",)
 
     async def run(
         self,
@@ -46,7 +66,16 @@ class TransferTool(Protocol):
         clock: Clock | None = None,
         on_progress: ProgressCallback | None = None,
         auth: Auth = "x509",
-    ) -> TransferRecord: ...
+    ) -> TransferRecord:
+        request = TransferRequest(
+            src, dst, src_path, dst_path, streams, creds, timeout,
+            index, size, clock or Clock(), on_progress, auth,
+        )  # fmt: skip
+        return await self.copy(request)
+
+    @abstractmethod
+    async def copy(self, request: TransferRequest) -> TransferRecord:
+        """The copy itself; never raises for a failed transfer."""
 
 
 def build_record(

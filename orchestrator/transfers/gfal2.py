@@ -16,7 +16,13 @@ from collections.abc import Callable
 from ca.tokens import TokenError
 from orchestrator.endpoints import ClientCredentials, Endpoint
 from orchestrator.errors import UserError
-from orchestrator.transfers.base import DEFAULT_TIMEOUT, Auth, ProgressCallback, build_record
+from orchestrator.transfers.base import (
+    DEFAULT_TIMEOUT,
+    Auth,
+    TransferRequest,
+    TransferTool,
+    build_record,
+)
 from orchestrator.transfers.error_classes import classify_message, outcome_of
 from orchestrator.transfers.gfal2_tokens import (
     TOKEN_PROTOCOLS,
@@ -29,7 +35,7 @@ from orchestrator.transfers.gfal2_tokens import (
 from orchestrator.transfers.gridftp import credential_env
 from orchestrator.transfers.https import Mode
 from orchestrator.transfers.process import run_process
-from orchestrator.transfers.record import Clock, ErrorClass, ProgressPoint, TransferRecord
+from orchestrator.transfers.record import ErrorClass, ProgressPoint, TransferRecord
 from orchestrator.transfers.root import _SESSION_LOST as XRDCL_SESSION_LOST
 from orchestrator.transfers.root import FAIL_FAST_CONNECT
 from orchestrator.transfers.urls import gsiftp_url, https_url, root_url
@@ -150,7 +156,7 @@ def gfal_outcome(
     return {"error_class": error_class, "message": message}
 
 
-class Gfal2Tpc:
+class Gfal2Tpc(TransferTool):
     """Third-party copy of any of our protocols through `gfal-copy`; exit code and stderr decide.
 
     `name` is the protocol, as for the native tools; `client` tells the two apart.
@@ -177,47 +183,34 @@ class Gfal2Tpc:
         tokens = protocol in TOKEN_PROTOCOLS
         self.auths: tuple[str, ...] = ("x509", "token") if tokens else ("x509",)
 
-    async def run(
-        self,
-        src: Endpoint,
-        dst: Endpoint,
-        src_path: str,
-        dst_path: str,
-        streams: int,
-        creds: ClientCredentials,
-        timeout: float = DEFAULT_TIMEOUT,
-        *,
-        index: int = 0,
-        size: int | None = None,
-        clock: Clock | None = None,
-        on_progress: ProgressCallback | None = None,
-        auth: Auth = "x509",
-    ) -> TransferRecord:
-        clock = clock or Clock()
+    async def copy(self, request: TransferRequest) -> TransferRecord:
         to_url = URLS[self.name]
-        source_url, destination_url = to_url(src, src_path), to_url(dst, dst_path)
+        source_url, destination_url = (
+            to_url(request.src, request.src_path),
+            to_url(request.dst, request.dst_path),
+        )
         progress: list[ProgressPoint] = []
         copy_done = False
-        start = clock.now()
+        start = request.clock.now()
 
         def record(succeeded: bool, **outcome: str | None) -> TransferRecord:
             return build_record(
-                index=index,
+                index=request.index,
                 protocol=self.name,
                 source_url=source_url,
                 destination_url=destination_url,
-                clock=clock,
+                clock=request.clock,
                 start=start,
-                end=clock.now(),
+                end=request.clock.now(),
                 succeeded=succeeded,
-                size=size,
+                size=request.size,
                 moved=progress[-1].bytes if progress else 0,
                 progress=progress,
                 **outcome,  # type: ignore[arg-type]
             )
 
-        if self.name == "root" and streams > MAX_ROOT_STREAMS:
-            message = f"root:// TPC takes at most {MAX_ROOT_STREAMS} streams, not {streams}"
+        if self.name == "root" and request.streams > MAX_ROOT_STREAMS:
+            message = f"root:// TPC takes at most {MAX_ROOT_STREAMS} streams, not {request.streams}"
             return record(False, error_class="remote-failure", message=message)
 
         def on_line(line: str) -> None:
@@ -227,29 +220,43 @@ class Gfal2Tpc:
             if match is None:
                 return
             moved = int(match.group(1))
-            progress.append(ProgressPoint(clock.now() - start, moved))
-            if on_progress is not None:
-                on_progress(index, moved)
+            progress.append(ProgressPoint(request.clock.now() - start, moved))
+            if request.on_progress is not None:
+                request.on_progress(request.index, moved)
 
-        if auth not in self.auths:
-            message = f"gfal2 cannot pass {auth} authorization over {self.name}"
+        if request.auth not in self.auths:
+            message = f"gfal2 cannot pass {request.auth} authorization over {self.name}"
             return record(False, error_class="auth", message=message)
         urls = (source_url, destination_url)
-        env = gfal_environment(self.name, creds, streams, auth)
-        if auth == "token":
+        env = gfal_environment(self.name, request.creds, request.streams, request.auth)
+        if request.auth == "token":
             try:
-                tokens = endpoint_tokens(creds, self.name, src, dst, src_path, dst_path, timeout)
+                tokens = endpoint_tokens(
+                    request.creds,
+                    self.name,
+                    request.src,
+                    request.dst,
+                    request.src_path,
+                    request.dst_path,
+                    request.timeout,
+                )
             except TokenError as exc:  # no token issuer, or its key could not be read
                 return record(False, error_class="auth", message=f"tokens: {exc}")
             if self.name == "root":
                 urls = (with_authz(source_url, tokens[0]), with_authz(destination_url, tokens[1]))
             else:
                 env.update(bearer_copy_environment(dict(zip(urls, tokens, strict=True))))
-        argv = gfal_copy_argv(self.name, *urls, streams, mode=self.mode, timeout=timeout)
-        if auth == "token" and self.name == "https":
+        argv = gfal_copy_argv(
+            self.name, *urls, request.streams, mode=self.mode, timeout=request.timeout
+        )
+        if request.auth == "token" and self.name == "https":
             argv = bearer_copy_argv(argv, GFAL_PYTHON)
-        result = await run_process(argv, env=env, timeout=timeout, on_stdout_line=on_line)
+        result = await run_process(argv, env=env, timeout=request.timeout, on_stdout_line=on_line)
         outcome = gfal_outcome(
-            result.returncode, result.timed_out, redact(result.stderr), timeout, copy_done=copy_done
+            result.returncode,
+            result.timed_out,
+            redact(result.stderr),
+            request.timeout,
+            copy_done=copy_done,
         )
         return record(outcome["error_class"] is None, **outcome)

@@ -12,12 +12,12 @@ import os
 import re
 
 from orchestrator.endpoints import ClientCredentials, Endpoint
-from orchestrator.transfers.base import DEFAULT_TIMEOUT, Auth, ProgressCallback, build_record
+from orchestrator.transfers.base import TransferRequest, TransferTool, build_record
 from orchestrator.transfers.error_classes import outcome_of
 from orchestrator.transfers.gridftp_transcript import GridftpTranscript, without_transcript
 from orchestrator.transfers.phases import PhaseTimeline
 from orchestrator.transfers.process import run_process
-from orchestrator.transfers.record import Clock, ProgressPoint, TransferRecord
+from orchestrator.transfers.record import ProgressPoint, TransferRecord
 from orchestrator.transfers.urls import gsiftp_url
 
 # `-vb` prints e.g. "    8388608 bytes        8.00 MB/sec avg        8.00 MB/sec inst".
@@ -65,7 +65,7 @@ def globus_url_copy_argv(
     return [*argv, gsiftp_url(src, src_path), gsiftp_url(dst, dst_path)]
 
 
-class GridFtpTpc:
+class GridFtpTpc(TransferTool):
     """`globus-url-copy` from source to destination server; exit code and stderr decide."""
 
     name = "gridftp"
@@ -75,28 +75,18 @@ class GridFtpTpc:
         self.dcau = dcau
         self.tcp_buffer = tcp_buffer
 
-    async def run(
-        self,
-        src: Endpoint,
-        dst: Endpoint,
-        src_path: str,
-        dst_path: str,
-        streams: int,
-        creds: ClientCredentials,
-        timeout: float = DEFAULT_TIMEOUT,
-        *,
-        index: int = 0,
-        size: int | None = None,
-        clock: Clock | None = None,
-        on_progress: ProgressCallback | None = None,
-        auth: Auth = "x509",
-    ) -> TransferRecord:
-        clock = clock or Clock()
+    async def copy(self, request: TransferRequest) -> TransferRecord:
         argv = globus_url_copy_argv(
-            src, dst, src_path, dst_path, streams, dcau=self.dcau, tcp_buffer=self.tcp_buffer
+            request.src,
+            request.dst,
+            request.src_path,
+            request.dst_path,
+            request.streams,
+            dcau=self.dcau,
+            tcp_buffer=self.tcp_buffer,
         )
         progress: list[ProgressPoint] = []
-        start = clock.now()
+        start = request.clock.now()
         timeline = PhaseTimeline(start)
 
         def on_line(line: str) -> None:
@@ -104,30 +94,30 @@ class GridFtpTpc:
             if match is None:
                 return
             moved = int(match.group(1))
-            progress.append(ProgressPoint(clock.now() - start, moved))
-            if on_progress is not None:
-                on_progress(index, moved)
+            progress.append(ProgressPoint(request.clock.now() - start, moved))
+            if request.on_progress is not None:
+                request.on_progress(request.index, moved)
 
         result = await run_process(
             argv,
-            env=credential_env(creds),
-            timeout=timeout,
+            env=credential_env(request.creds),
+            timeout=request.timeout,
             on_stdout_line=on_line,
-            on_stderr_line=GridftpTranscript(timeline, clock).feed,
+            on_stderr_line=GridftpTranscript(timeline, request.clock).feed,
         )
-        end = clock.now()
+        end = request.clock.now()
         verdict = without_transcript(result.stderr)
         return build_record(
-            index=index,
+            index=request.index,
             protocol=self.name,
             source_url=argv[-2],
             destination_url=argv[-1],
-            clock=clock,
+            clock=request.clock,
             start=start,
             end=end,
             succeeded=result.returncode == 0 and not result.timed_out,
-            size=size,
+            size=request.size,
             moved=progress[-1].bytes if progress else 0,
             timeline=timeline,
-            **outcome_of(result.returncode, result.timed_out, verdict, timeout),
+            **outcome_of(result.returncode, result.timed_out, verdict, request.timeout),
         )

@@ -13,7 +13,13 @@ import httpx
 
 from ca.tokens import TokenError
 from orchestrator.endpoints import ClientCredentials, Endpoint
-from orchestrator.transfers.base import DEFAULT_TIMEOUT, Auth, ProgressCallback, build_record
+from orchestrator.transfers.base import (
+    Auth,
+    ProgressCallback,
+    TransferRequest,
+    TransferTool,
+    build_record,
+)
 from orchestrator.transfers.error_classes import classify_http_status, classify_message
 from orchestrator.transfers.perf_markers import PerfMarkerParser
 from orchestrator.transfers.phases import PhaseTimeline
@@ -79,7 +85,7 @@ def phase_trace(
     return trace
 
 
-class HttpsTpc:
+class HttpsTpc(TransferTool):
     """HTTP-TPC in pull mode (COPY to the destination with `Source:`) or push mode."""
 
     name = "https"
@@ -90,55 +96,48 @@ class HttpsTpc:
             raise ValueError(f"mode must be pull or push, not {mode!r}")
         self.mode = mode
 
-    async def run(
-        self,
-        src: Endpoint,
-        dst: Endpoint,
-        src_path: str,
-        dst_path: str,
-        streams: int,
-        creds: ClientCredentials,
-        timeout: float = DEFAULT_TIMEOUT,
-        *,
-        index: int = 0,
-        size: int | None = None,
-        clock: Clock | None = None,
-        on_progress: ProgressCallback | None = None,
-        auth: Auth = "x509",
-    ) -> TransferRecord:
-        clock = clock or Clock()
-        source_url, destination_url = https_url(src, src_path), https_url(dst, dst_path)
+    async def copy(self, request: TransferRequest) -> TransferRecord:
+        source_url, destination_url = (
+            https_url(request.src, request.src_path),
+            https_url(request.dst, request.dst_path),
+        )
         if self.mode == "pull":
-            target, headers = destination_url, tpc_headers(source_url, None, streams)
+            target, headers = destination_url, tpc_headers(source_url, None, request.streams)
         else:
-            target, headers = source_url, tpc_headers(None, destination_url, streams)
+            target, headers = source_url, tpc_headers(None, destination_url, request.streams)
         parser = PerfMarkerParser()
         progress: list[ProgressPoint] = []
-        start = clock.now()
+        start = request.clock.now()
         timeline = PhaseTimeline(start)
         succeeded, error_class, message = False, None, ""
         try:
-            if auth == "token":
+            if request.auth == "token":
                 pull = self.mode == "pull"
                 tokens = copy_token_headers(
-                    creds, src, dst, src_path, dst_path, pull=pull, timeout=timeout
+                    request.creds,
+                    request.src,
+                    request.dst,
+                    request.src_path,
+                    request.dst_path,
+                    pull=pull,
+                    timeout=request.timeout,
                 )
                 headers = {**headers, **tokens}
-            async with asyncio.timeout(timeout):
+            async with asyncio.timeout(request.timeout):
                 succeeded, error_class, message = await self._copy(
-                    creds,
-                    auth,
+                    request.creds,
+                    request.auth,
                     target,
                     headers,
                     parser,
                     progress,
                     timeline,
-                    clock,
-                    index,
-                    on_progress,
+                    request.clock,
+                    request.index,
+                    request.on_progress,
                 )
         except TimeoutError:
-            error_class, message = "timeout", f"no verdict within the {timeout:g} s timeout"
+            error_class, message = "timeout", f"no verdict within the {request.timeout:g} s timeout"
         except httpx.ConnectTimeout as exc:
             error_class, message = "connect", f"connect to {target} timed out: {exc}"
         except httpx.ConnectError as exc:
@@ -156,17 +155,17 @@ class HttpsTpc:
             error_class, message = "auth", f"client credentials: {exc}"
         except TokenError as exc:  # no token issuer, or its key could not be read
             error_class, message = "auth", f"tokens: {exc}"
-        end = clock.now()
+        end = request.clock.now()
         return build_record(
-            index=index,
+            index=request.index,
             protocol=self.name,
             source_url=source_url,
             destination_url=destination_url,
-            clock=clock,
+            clock=request.clock,
             start=start,
             end=end,
             succeeded=succeeded,
-            size=size,
+            size=request.size,
             moved=parser.total_bytes,
             error_class=error_class,
             message=message,

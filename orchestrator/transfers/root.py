@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import re
 
-from orchestrator.endpoints import ClientCredentials, Endpoint
-from orchestrator.transfers.base import DEFAULT_TIMEOUT, Auth, ProgressCallback, build_record
+from orchestrator.endpoints import Endpoint
+from orchestrator.transfers.base import TransferRequest, TransferTool, build_record
 from orchestrator.transfers.error_classes import outcome_of
 from orchestrator.transfers.gridftp import credential_env
 from orchestrator.transfers.phases import PhaseTimeline
 from orchestrator.transfers.process import run_process
-from orchestrator.transfers.record import Clock, TransferRecord
+from orchestrator.transfers.record import TransferRecord
 from orchestrator.transfers.urls import root_url
 from orchestrator.transfers.xrdcl_log import XrdclLog
 
@@ -52,7 +52,7 @@ def xrdcp_argv(
     ]
 
 
-class XrootdTpc:
+class XrootdTpc(TransferTool):
     """root:// TPC: the destination server pulls from the source; exit code and stderr decide.
 
     xrdcp prints no progress in TPC mode, so `on_progress` is never called here; its debug
@@ -62,43 +62,32 @@ class XrootdTpc:
     name = "root"
     auths: tuple[str, ...] = ("x509",)  # the client certificate (or its proxy) only
 
-    async def run(
-        self,
-        src: Endpoint,
-        dst: Endpoint,
-        src_path: str,
-        dst_path: str,
-        streams: int,
-        creds: ClientCredentials,
-        timeout: float = DEFAULT_TIMEOUT,
-        *,
-        index: int = 0,
-        size: int | None = None,
-        clock: Clock | None = None,
-        on_progress: ProgressCallback | None = None,
-        auth: Auth = "x509",
-    ) -> TransferRecord:
-        clock = clock or Clock()
-        argv = xrdcp_argv(src, dst, src_path, dst_path, streams)
-        start = clock.now()
-        timeline = PhaseTimeline(start)
-        env = {**credential_env(creds), **FAIL_FAST_CONNECT}
-        result = await run_process(
-            argv, env=env, timeout=timeout, on_stderr_line=XrdclLog(timeline, clock).feed
+    async def copy(self, request: TransferRequest) -> TransferRecord:
+        argv = xrdcp_argv(
+            request.src, request.dst, request.src_path, request.dst_path, request.streams
         )
-        end = clock.now()
+        start = request.clock.now()
+        timeline = PhaseTimeline(start)
+        env = {**credential_env(request.creds), **FAIL_FAST_CONNECT}
+        result = await run_process(
+            argv,
+            env=env,
+            timeout=request.timeout,
+            on_stderr_line=XrdclLog(timeline, request.clock).feed,
+        )
+        end = request.clock.now()
         succeeded = result.returncode == 0 and not result.timed_out
         return build_record(
-            index=index,
+            index=request.index,
             protocol=self.name,
             source_url=argv[-2],
             destination_url=argv[-1],
-            clock=clock,
+            clock=request.clock,
             start=start,
             end=end,
             succeeded=succeeded,
-            size=size,
+            size=request.size,
             moved=0,
             timeline=timeline,
-            **xrdcp_outcome(result.returncode, result.timed_out, result.stderr, timeout),
+            **xrdcp_outcome(result.returncode, result.timed_out, result.stderr, request.timeout),
         )
