@@ -13,7 +13,7 @@ Targets (issue 13): the UNCACHED p95 <= 2 x the raw SQL p95 and <= 150 ms, the s
 p95 <= 0.5 x the raw SQL p95; ingest >= 5,000 transfers/s. The app reads through the ORM (any
 database); the raw SQL is the aggregate as a hand-written PostgreSQL query returns it
 (timestamps as timestamptz); the app asks the database for epoch seconds instead, which it needs
-anyway. The app is loaded through tpcbench_web.wsgi, as gunicorn loads it (start-up objects
+anyway. The app is loaded through webapp.tpcbench_web.wsgi, as gunicorn loads it (start-up objects
 frozen out of the garbage collector's full passes). bench/webapp_compare.py runs this for two
 checkouts and prints them side by side.
 
@@ -33,7 +33,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "webapp"))
+sys.path.insert(0, str(REPO))
 
 from webapp_history import (  # noqa: E402  (bench/ is this script's directory)
     database_url,
@@ -247,8 +247,9 @@ def report_ingest(batches: int, batch_size: int) -> bool:
 
     from django.test import Client
     from django.utils import timezone
-    from results import reporters
-    from results.models import Measurement, Node
+
+    from webapp.results import reporters
+    from webapp.results.models import Measurement, Node
 
     token = reporters.api_token_create(name="bench")
     client = Client(HTTP_AUTHORIZATION=f"Token {token}")
@@ -330,7 +331,7 @@ def main() -> int:
     url = database_url()
     ensure_database(url)
     setup_django(url)
-    from results.models import Measurement, Transfer
+    from webapp.results.models import Measurement, Transfer
 
     print(
         f"webapp scale benchmark on {urlsplit(url)._replace(netloc='…').geturl()} "

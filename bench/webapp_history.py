@@ -36,7 +36,7 @@ def setup_django(url: str) -> None:
     os.environ["DATABASE_URL"] = url
     os.environ.setdefault("DJANGO_SECRET_KEY", "benchmark-only-secret-key")
     os.environ["DJANGO_ALLOWED_HOSTS"] = "testserver,localhost"
-    os.environ["DJANGO_SETTINGS_MODULE"] = "tpcbench_web.settings"
+    os.environ["DJANGO_SETTINGS_MODULE"] = "webapp.tpcbench_web.settings"
     os.environ.setdefault("DJANGO_LOG_LEVEL", "ERROR")
     os.environ["DJANGO_STATIC_ROOT"] = str(REPO / "var" / "bench-static")
     import django
@@ -49,7 +49,7 @@ def setup_django(url: str) -> None:
     call_command("collectstatic", interactive=False, verbosity=0)
     # Load the app as gunicorn does (its WSGI module also freezes start-up objects out of
     # the garbage collector's full passes).
-    import tpcbench_web.wsgi  # noqa: F401
+    import webapp.tpcbench_web.wsgi  # noqa: F401
 
 
 # --- loading ------------------------------------------------------------------------------
@@ -57,8 +57,9 @@ def setup_django(url: str) -> None:
 
 def history_is_loaded(nodes: int, days: int) -> bool:
     from django.utils import timezone
-    from results import synthetic
-    from results.models import Campaign, Measurement, Node
+
+    from webapp.results import synthetic
+    from webapp.results.models import Campaign, Measurement, Node
 
     campaigns = Campaign.objects.filter(schedule=synthetic.SCHEDULE)
     last = campaigns.order_by("-finished").values_list("finished", flat=True).first()
@@ -77,7 +78,8 @@ def load_history(url: str, nodes: int, days: int) -> None:
     import psycopg
     from django.db import connection
     from django.utils import timezone
-    from results import services, synthetic
+
+    from webapp.results import services, synthetic
 
     connection.close()
     started = time.perf_counter()

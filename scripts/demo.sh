@@ -114,7 +114,7 @@ if ! curl -fsS -o /dev/null "$URL/api/v1/nodes/" 2>/dev/null; then
   stop_dashboard
   setsid .venv/bin/gunicorn --chdir webapp --bind "127.0.0.1:$PORT" --workers 2 \
     --access-logfile "$DEMO_DIR/access.log" --error-logfile "$DEMO_DIR/webapp.log" \
-    --pid "$DEMO_DIR/webapp.pid" --daemon tpcbench_web.wsgi:application
+    --pid "$DEMO_DIR/webapp.pid" --daemon webapp.tpcbench_web.wsgi:application
   for _ in $(seq 1 60); do curl -fsS -o /dev/null "$URL/api/v1/nodes/" 2>/dev/null && break; sleep 0.5; done
   curl -fsS -o /dev/null "$URL/api/v1/nodes/" || { echo "demo: the webapp did not start; see $DEMO_DIR/webapp.log" >&2; exit 1; }
 fi

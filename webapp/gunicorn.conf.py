@@ -7,7 +7,7 @@ WEB_CONCURRENCY     worker processes (default 2; gunicorn's own variable)
 
 import os
 
-wsgi_app = "tpcbench_web.wsgi:application"
+wsgi_app = "webapp.tpcbench_web.wsgi:application"
 bind = os.environ.get("TPCBENCH_WEB_BIND", "0.0.0.0:8000")
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
 accesslog = "-"

@@ -6,9 +6,9 @@ import sys
 
 
 def main() -> None:
-    # webapp/ is not a package: its apps (tpcbench_web, results, dashboard) live at top level.
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tpcbench_web.settings")
+    # `webapp` is a package of the installed project (pip install -e .; the image sets
+    # PYTHONPATH), so nothing is added to sys.path here.
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.tpcbench_web.settings")
     from django.core.management import execute_from_command_line
 
     execute_from_command_line(sys.argv)

@@ -34,7 +34,7 @@ class RealWebapp:
             **os.environ,
             "DATABASE_URL": self.database_url,
             "DJANGO_SECRET_KEY": "orchestrator-e2e-tests",
-            "DJANGO_SETTINGS_MODULE": "tpcbench_web.settings",
+            "DJANGO_SETTINGS_MODULE": "webapp.tpcbench_web.settings",
             "DJANGO_STATIC_ROOT": str(workdir / "static"),
         }
         self.process: subprocess.Popen[bytes] | None = None
@@ -71,7 +71,7 @@ class RealWebapp:
                 f"127.0.0.1:{self.port}",
                 "--workers",
                 "2",
-                "tpcbench_web.wsgi",
+                "webapp.tpcbench_web.wsgi",
             ],
             env=self.env,
             stdout=log,

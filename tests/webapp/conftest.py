@@ -1,4 +1,4 @@
-"""Fixtures of the web app tests (PostgreSQL via tpcbench_web.settings_test)."""
+"""Fixtures of the web app tests (PostgreSQL via webapp.tpcbench_web.settings_test)."""
 
 import uuid as uuid_lib
 from collections.abc import Callable, Iterator
@@ -8,7 +8,8 @@ import pytest
 from django.core.cache import cache
 from django.utils import timezone
 from rest_framework.test import APIClient
-from results import reporters
+
+from webapp.results import reporters
 
 GIB = 2**30
 

@@ -73,7 +73,8 @@ def main(payloads_path: str, answers_path: str) -> None:
     django.setup()
     from django.core.management import call_command
     from rest_framework.test import APIClient
-    from results import reporters
+
+    from webapp.results import reporters
 
     call_command("migrate", verbosity=0)
     with open(payloads_path) as source:

@@ -9,11 +9,12 @@ from dataclasses import replace
 from datetime import datetime
 
 from django.utils import timezone
-from results.choices import Outcome
-from results.grid_bands import GridBands, assemble_grid
-from results.grid_limits import limits_resolvers
-from results.models import Measurement, Node
-from results.selectors import CampaignStart, latest_campaign, parse_window
+
+from webapp.results.choices import Outcome
+from webapp.results.grid_bands import GridBands, assemble_grid
+from webapp.results.grid_limits import limits_resolvers
+from webapp.results.models import Measurement, Node
+from webapp.results.selectors import CampaignStart, latest_campaign, parse_window
 
 
 def measurements_of(window: str, auth: str = "x509", client: str = "native") -> list[Measurement]:

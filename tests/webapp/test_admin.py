@@ -1,7 +1,8 @@
 """Admin pages of the results app render, and thresholds are edited there with validation."""
 
 import pytest
-from results.models import Measurement, Threshold
+
+from webapp.results.models import Measurement, Threshold
 
 pytestmark = pytest.mark.django_db
 

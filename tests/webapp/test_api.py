@@ -10,7 +10,8 @@ from django.core.management import call_command
 from django.test import override_settings
 from django.utils import timezone
 from rest_framework.test import APIClient
-from results.models import Campaign, Measurement, Node, Transfer
+
+from webapp.results.models import Campaign, Measurement, Node, Transfer
 
 pytestmark = pytest.mark.django_db
 
@@ -452,8 +453,8 @@ def test_api_docs_page_is_served_without_a_cdn(anonymous):
 
 def test_ingest_race_falls_back_to_one_transaction_per_measurement(reporter, make_payload):
     """A uuid stored by a concurrent ingest after our lookup: the others still go in."""
-    from results import services
-    from results.api.serializers import MeasurementInSerializer
+    from webapp.results import services
+    from webapp.results.api.serializers import MeasurementInSerializer
 
     def validated(body):
         serializer = MeasurementInSerializer(data=body)
@@ -552,7 +553,7 @@ def test_long_error_messages_are_kept(reporter, make_payload):
 
 
 def test_bulk_form_is_bounded(reporter, make_payload):
-    from results.api.views import MAX_BULK
+    from webapp.results.api.views import MAX_BULK
 
     body = [make_payload()] * (MAX_BULK + 1)
     response = reporter.post(URL, body, format="json")

@@ -2,8 +2,9 @@
 
 import pytest
 from django.core.management import call_command
-from results import grid_limits, maddash, selectors
-from results.models import Campaign, Measurement, Node, Transfer
+
+from webapp.results import grid_limits, maddash, selectors
+from webapp.results.models import Campaign, Measurement, Node, Transfer
 
 pytestmark = pytest.mark.django_db
 

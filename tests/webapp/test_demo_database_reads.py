@@ -68,11 +68,11 @@ def test_sqlite_answers_every_read_as_postgresql_does(reporter, tmp_path):
     (tmp_path / "payloads.json").write_text(json.dumps(given))
     env = {
         **os.environ,
-        "DJANGO_SETTINGS_MODULE": "tpcbench_web.settings",
+        "DJANGO_SETTINGS_MODULE": "webapp.tpcbench_web.settings",
         "DJANGO_SECRET_KEY": "demo-reads-test",
         "DJANGO_ALLOWED_HOSTS": "testserver",
         "DATABASE_URL": f"sqlite:///{tmp_path / 'demo.sqlite3'}",
-        "PYTHONPATH": os.pathsep.join([str(REPO / "webapp"), str(Path(__file__).parent)]),
+        "PYTHONPATH": os.pathsep.join([str(REPO), str(Path(__file__).parent)]),
     }
     child = subprocess.run(
         [sys.executable, str(Path(__file__).parent / "demo_reads.py"),

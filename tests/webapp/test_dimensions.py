@@ -2,7 +2,8 @@
 stored and read back; and each transfer's phases and streaming rate (issue 12)."""
 
 import pytest
-from results.models import Measurement, Transfer
+
+from webapp.results.models import Measurement, Transfer
 
 pytestmark = pytest.mark.django_db
 

@@ -4,8 +4,9 @@ from datetime import timedelta
 
 import pytest
 from django.utils import timezone
-from results.filtersets import CampaignFilterSet, MeasurementFilterSet, NodeFilterSet
-from results.models import Campaign, Measurement, Node
+
+from webapp.results.filtersets import CampaignFilterSet, MeasurementFilterSet, NodeFilterSet
+from webapp.results.models import Campaign, Measurement, Node
 
 pytestmark = pytest.mark.django_db
 

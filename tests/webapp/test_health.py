@@ -36,10 +36,10 @@ def webapp_process(
 ) -> subprocess.CompletedProcess[str]:
     env = {
         **os.environ,
-        "DJANGO_SETTINGS_MODULE": "tpcbench_web.settings",
+        "DJANGO_SETTINGS_MODULE": "webapp.tpcbench_web.settings",
         "DJANGO_SECRET_KEY": "health-tests",
         "DATABASE_URL": database_url,
-        "PYTHONPATH": str(WEBAPP),
+        "PYTHONPATH": str(WEBAPP.parent),
     }
     return subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=timeout,

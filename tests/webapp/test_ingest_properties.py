@@ -7,7 +7,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from results.models import Measurement, Transfer
+
+from webapp.results.models import Measurement, Transfer
 
 pytestmark = pytest.mark.django_db
 

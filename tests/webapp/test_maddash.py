@@ -5,10 +5,11 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 from reads_reference import reference_grids, rounded
-from results import grid as grid_model
-from results import grid_limits, maddash
-from results.models import Campaign, Node, Threshold
-from results.selectors import CampaignStart
+
+from webapp.results import grid as grid_model
+from webapp.results import grid_limits, maddash
+from webapp.results.models import Campaign, Node, Threshold
+from webapp.results.selectors import CampaignStart
 
 pytestmark = pytest.mark.django_db
 

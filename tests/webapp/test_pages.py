@@ -9,11 +9,12 @@ from datetime import timedelta
 from html.parser import HTMLParser
 
 import pytest
-from dashboard.history import RECENT_MEASUREMENTS
 from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
+
+from webapp.dashboard.history import RECENT_MEASUREMENTS
 
 pytestmark = pytest.mark.django_db
 

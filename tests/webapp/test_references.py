@@ -7,10 +7,11 @@ import uuid as uuid_lib
 from datetime import timedelta
 
 import pytest
-from dashboard import plots
-from dashboard.prelim import concurrency_figure, filesize_figure
 from django.utils import timezone
-from results.models import Baseline, Campaign, PrelimRun
+
+from webapp.dashboard import plots
+from webapp.dashboard.prelim import concurrency_figure, filesize_figure
+from webapp.results.models import Baseline, Campaign, PrelimRun
 
 pytestmark = pytest.mark.django_db
 GIB = 2**30

@@ -8,17 +8,18 @@ import uuid as uuid_lib
 from datetime import timedelta
 
 import pytest
-from dashboard import run_now
-from dashboard.campaign_status import campaign_status
-from dashboard.run_now import REQUESTED
 from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test import Client
 from django.utils import timezone
 from rest_framework.test import APIClient
-from results import reporters
-from results.choices import CampaignState, Trigger
-from results.models import Campaign
+
+from webapp.dashboard import run_now
+from webapp.dashboard.campaign_status import campaign_status
+from webapp.dashboard.run_now import REQUESTED
+from webapp.results import reporters
+from webapp.results.choices import CampaignState, Trigger
+from webapp.results.models import Campaign
 
 pytestmark = pytest.mark.django_db
 

@@ -3,9 +3,10 @@
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
-from results import reporters
 from schemathesis.checks import not_a_server_error
-from tpcbench_web.wsgi import application
+
+from webapp.results import reporters
+from webapp.tpcbench_web.wsgi import application
 
 schema = schemathesis.openapi.from_wsgi("/api/schema/", application)
 

@@ -5,8 +5,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 from reads_reference import approx_rows, reference_latency_rows, reference_stream_rows
-from results import selectors
-from results.models import Campaign
+
+from webapp.results import selectors
+from webapp.results.models import Campaign
 
 pytestmark = pytest.mark.django_db
 

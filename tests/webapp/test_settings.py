@@ -11,7 +11,7 @@ WEBAPP = Path(__file__).resolve().parents[2] / "webapp"
 def settings_in_subprocess(env: dict[str, str], expression: str) -> subprocess.CompletedProcess:
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DATABASE_"))}
     return subprocess.run(
-        [sys.executable, "-c", f"import tpcbench_web.settings as s; print({expression})"],
+        [sys.executable, "-c", f"import webapp.tpcbench_web.settings as s; print({expression})"],
         cwd=WEBAPP,
         env={**clean, **env},
         capture_output=True,

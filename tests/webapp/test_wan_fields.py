@@ -3,9 +3,10 @@ grid thresholds that follow the link capacity unless a Threshold row says otherw
 
 import pytest
 from reads_reference import reference_grids, rounded
-from results import grid as grid_model
-from results import grid_limits, maddash
-from results.models import Node, Threshold
+
+from webapp.results import grid as grid_model
+from webapp.results import grid_limits, maddash
+from webapp.results.models import Node, Threshold
 
 pytestmark = pytest.mark.django_db
 GIB_BITS = 2**30 * 8

@@ -14,9 +14,10 @@ from datetime import datetime
 from django.contrib.admin.models import ADDITION, LogEntry
 from django.db.models import Count, F, IntegerField, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Cast, Coalesce
-from results.choices import CampaignState
-from results.models import Campaign, Measurement
-from results.orm_rows import compiled_query
+
+from webapp.results.choices import CampaignState
+from webapp.results.models import Campaign, Measurement
+from webapp.results.orm_rows import compiled_query
 
 FINAL_STATES = (CampaignState.FINISHED, CampaignState.FAILED, CampaignState.INTERRUPTED)
 

@@ -15,13 +15,14 @@ from urllib.parse import quote
 
 from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
-from results.cache import cached_aggregate
-from results.choices import Auth, Client, Protocol
-from results.grid import build_bands, grid_dimensions
-from results.grid_bands import GridBands
-from results.grid_limits import status_labels
-from results.reference_selectors import latest_link_baselines
-from results.selectors import CampaignStart
+
+from webapp.results.cache import cached_aggregate
+from webapp.results.choices import Auth, Client, Protocol
+from webapp.results.grid import build_bands, grid_dimensions
+from webapp.results.grid_bands import GridBands
+from webapp.results.grid_limits import status_labels
+from webapp.results.reference_selectors import latest_link_baselines
+from webapp.results.selectors import CampaignStart
 
 # MaDDash status codes (CheckConstants.java) and its colour-blind-safe default palette.
 STATUS_NAMES = ("OK", "WARNING", "CRITICAL", "UNKNOWN", "NOT RUN")

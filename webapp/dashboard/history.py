@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from results.choices import Outcome
-from results.phases import median, setup_s
-from results.reference_selectors import baseline_fraction
-
-from dashboard.plots import dimension_order
+from webapp.dashboard.plots import dimension_order
+from webapp.results.choices import Outcome
+from webapp.results.phases import median, setup_s
+from webapp.results.reference_selectors import baseline_fraction
 
 RECENT_MEASUREMENTS = 8
 

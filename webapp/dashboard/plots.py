@@ -11,8 +11,8 @@ from datetime import datetime
 from statistics import median
 from typing import Any
 
-from results.choices import Auth, Client
-from results.phases import phase_names
+from webapp.results.choices import Auth, Client
+from webapp.results.phases import phase_names
 
 # Okabe-Ito colours (colour-blind safe), one per protocol; RTT in neutral grey.
 # Phases, in the order they happen: setup in blues and greys, data flowing in green.

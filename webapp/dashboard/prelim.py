@@ -11,11 +11,11 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-from results import reference_selectors
-from results.choices import PrelimKind
-from results.models import PrelimRun
 
-from dashboard.plots import BASE_LAYOUT, colour
+from webapp.dashboard.plots import BASE_LAYOUT, colour
+from webapp.results import reference_selectors
+from webapp.results.choices import PrelimKind
+from webapp.results.models import PrelimRun
 
 METHOD_NAMES = {"cp": "cp (memory to memory)", "https": "HTTPS-TPC", "gridftp": "GridFTP-TPC"}
 METHOD_ORDER = ("cp", "https", "gridftp")

@@ -19,11 +19,11 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
-from results import services
-from results.cache import lock_data_version
-from results.models import Campaign
 
-from dashboard.campaign_status import pending_campaigns, running_campaign
+from webapp.dashboard.campaign_status import pending_campaigns, running_campaign
+from webapp.results import services
+from webapp.results.cache import lock_data_version
+from webapp.results.models import Campaign
 
 PERMISSION = "results.add_campaign"  # what the API's POST /api/v1/campaigns/ requires
 REQUESTED = "Campaign requested; the orchestrator will start it within its poll interval."

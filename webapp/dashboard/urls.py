@@ -1,6 +1,6 @@
 from django.urls import path
 
-from dashboard import prelim, run_now, views
+from webapp.dashboard import prelim, run_now, views
 
 app_name = "dashboard"
 

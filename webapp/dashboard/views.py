@@ -12,19 +12,19 @@ from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.safestring import mark_safe
-from results import reference_selectors, selectors
-from results.choices import Auth, Client, Protocol
-from results.models import Measurement, Node
 
-from dashboard import plots
-from dashboard.grid import grid_page_data
-from dashboard.history import (
+from webapp.dashboard import plots
+from webapp.dashboard.grid import grid_page_data
+from webapp.dashboard.history import (
     RECENT_MEASUREMENTS,
     latest_per_check,
     recent_measurements,
     with_link_fraction,
     with_phase_summaries,
 )
+from webapp.results import reference_selectors, selectors
+from webapp.results.choices import Auth, Client, Protocol
+from webapp.results.models import Measurement, Node
 
 # The windows every page offers, as (value for ?window=, label).
 WINDOWS = (

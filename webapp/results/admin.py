@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from results.models import (
+from webapp.results.models import (
     Baseline,
     Campaign,
     Measurement,

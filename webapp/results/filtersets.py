@@ -6,8 +6,8 @@ import django_filters
 from django import forms
 from django_filters.fields import IsoDateTimeField
 
-from results.choices import Auth, CampaignState, Client, PrelimKind, Protocol, Trigger
-from results.models import Baseline, Campaign, Measurement, Node, PrelimRun
+from webapp.results.choices import Auth, CampaignState, Client, PrelimKind, Protocol, Trigger
+from webapp.results.models import Baseline, Campaign, Measurement, Node, PrelimRun
 
 
 class IntegerFilter(django_filters.NumberFilter):

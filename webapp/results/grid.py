@@ -6,15 +6,15 @@ import re
 
 from django.db.models import Avg, Count, Max, Q, QuerySet, Subquery, Sum
 
-from results.cache import cached_aggregate
-from results.choices import Auth, Client, Outcome, Protocol
-from results.grid_bands import GridBands, assemble_grid
-from results.grid_limits import limits_resolvers
-from results.models import Measurement, Node, Transfer
-from results.orm_rows import compiled_query
-from results.queries import EpochSeconds
-from results.selectors import CampaignStart, latest_campaign_start, window_lookups
-from results.windows import Window, parse_window
+from webapp.results.cache import cached_aggregate
+from webapp.results.choices import Auth, Client, Outcome, Protocol
+from webapp.results.grid_bands import GridBands, assemble_grid
+from webapp.results.grid_limits import limits_resolvers
+from webapp.results.models import Measurement, Node, Transfer
+from webapp.results.orm_rows import compiled_query
+from webapp.results.queries import EpochSeconds
+from webapp.results.selectors import CampaignStart, latest_campaign_start, window_lookups
+from webapp.results.windows import Window, parse_window
 
 _CHECK = re.compile(r"^([1-9][0-9]{0,3}) streams?$")
 

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from operator import itemgetter
 
-from results.grid_limits import CRITICAL, NOT_RUN, NOT_RUN_MESSAGE, Limits, band_status
-from results.selectors import CampaignStart
+from webapp.results.grid_limits import CRITICAL, NOT_RUN, NOT_RUN_MESSAGE, Limits, band_status
+from webapp.results.selectors import CampaignStart
 
 # Bands of an empty grid: the orchestrator's default stream settings.
 DEFAULT_STREAM_SETTINGS = (8, 1)

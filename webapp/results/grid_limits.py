@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING
 from django.conf import settings
 from django.db.models import QuerySet
 
-from results.models import Threshold
-from results.orm_rows import compiled_query
+from webapp.results.models import Threshold
+from webapp.results.orm_rows import compiled_query
 
 if TYPE_CHECKING:
-    from results.grid_bands import GridBands
+    from webapp.results.grid_bands import GridBands
 
 OK, WARNING, CRITICAL, UNKNOWN, NOT_RUN = 0, 1, 2, 3, 4
 

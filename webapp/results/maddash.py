@@ -11,10 +11,10 @@ from urllib.parse import quote
 
 from django.utils import timezone
 
-from results.choices import Auth, Client, Outcome, Protocol
-from results.grid import UnknownGrid, grid_bands, parse_check_name
-from results.grid_bands import NOT_RUN_BAND, Band, GridBands, check_name, epoch
-from results.grid_limits import (
+from webapp.results.choices import Auth, Client, Outcome, Protocol
+from webapp.results.grid import UnknownGrid, grid_bands, parse_check_name
+from webapp.results.grid_bands import NOT_RUN_BAND, Band, GridBands, check_name, epoch
+from webapp.results.grid_limits import (
     CRITICAL,
     STATUS_SHORT_NAMES,
     WARNING,
@@ -22,7 +22,7 @@ from results.grid_limits import (
     limits_resolver,
     status_labels,
 )
-from results.models import Measurement, Node, Transfer
+from webapp.results.models import Measurement, Node, Transfer
 
 
 def dimensions_query(auth: str = Auth.X509, client: str = Client.NATIVE) -> str:

@@ -5,7 +5,15 @@ import uuid as uuid_lib
 from django.db import models
 from django.db.models import F, Q
 
-from results.choices import Auth, CampaignState, Client, ErrorClass, Outcome, Protocol, Trigger
+from webapp.results.choices import (
+    Auth,
+    CampaignState,
+    Client,
+    ErrorClass,
+    Outcome,
+    Protocol,
+    Trigger,
+)
 
 # The RTT check's rule (orchestrator/campaign/rtt_check.py holds the same): 1 ms or 5%
 # of the target.
@@ -263,7 +271,7 @@ class DataVersion(models.Model):
 
 
 # The references the mesh is read against live in their own module, registered here.
-from results.reference_models import Baseline, PrelimPoint, PrelimRun  # noqa: E402
+from webapp.results.reference_models import Baseline, PrelimPoint, PrelimRun  # noqa: E402
 
 __all__ = [
     "Baseline",

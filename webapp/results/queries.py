@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from django.db import connection
 from django.db.models import Func, IntegerField
 
-from results.models import Transfer
+from webapp.results.models import Transfer
 
 
 def _on_postgresql() -> bool:

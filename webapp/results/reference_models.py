@@ -7,7 +7,7 @@ import uuid as uuid_lib
 from django.db import models
 from django.db.models import F, Q
 
-from results.choices import PrelimKind, PrelimMethod
+from webapp.results.choices import PrelimKind, PrelimMethod
 
 
 class Baseline(models.Model):

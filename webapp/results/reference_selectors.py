@@ -5,8 +5,8 @@ from datetime import datetime
 
 from django.db.models import FloatField, OuterRef, QuerySet, Subquery
 
-from results.models import Baseline, Measurement, PrelimRun
-from results.orm_rows import compiled_query
+from webapp.results.models import Baseline, Measurement, PrelimRun
+from webapp.results.orm_rows import compiled_query
 
 
 def with_baseline(measurements: QuerySet[Measurement]) -> QuerySet[Measurement]:

@@ -7,9 +7,9 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
-from results.cache import data_changed
-from results.models import Baseline, PrelimPoint, PrelimRun
-from results.services import campaigns_ensure, nodes_ensure
+from webapp.results.cache import data_changed
+from webapp.results.models import Baseline, PrelimPoint, PrelimRun
+from webapp.results.services import campaigns_ensure, nodes_ensure
 
 
 class ReferenceConflict(Exception):

@@ -11,11 +11,11 @@ from operator import itemgetter
 from django.db.models import Avg, Count, Exists, F, OuterRef, Prefetch, QuerySet
 from django.utils import timezone
 
-from results.cache import cached_aggregate
-from results.choices import Auth, CampaignState, Client
-from results.models import Campaign, Measurement, Node, Transfer
-from results.orm_rows import compiled_query
-from results.windows import Window, parse_window
+from webapp.results.cache import cached_aggregate
+from webapp.results.choices import Auth, CampaignState, Client
+from webapp.results.models import Campaign, Measurement, Node, Transfer
+from webapp.results.orm_rows import compiled_query
+from webapp.results.windows import Window, parse_window
 
 __all__ = [
     "CampaignStart",

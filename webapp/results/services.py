@@ -16,10 +16,10 @@ from datetime import UTC, datetime
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from results import queries
-from results.cache import data_changed
-from results.choices import Auth, CampaignState, Client, Outcome, Trigger
-from results.models import Campaign, Measurement, Node, Transfer
+from webapp.results import queries
+from webapp.results.cache import data_changed
+from webapp.results.choices import Auth, CampaignState, Client, Outcome, Trigger
+from webapp.results.models import Campaign, Measurement, Node, Transfer
 
 
 class MeasurementConflict(Exception):

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from results.choices import ErrorClass, Outcome
+from webapp.results.choices import ErrorClass, Outcome
 
 SITE = "synthetic"
 SCHEDULE = "synthetic: twice daily"

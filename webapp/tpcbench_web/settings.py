@@ -73,12 +73,12 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
-    "results",
-    "dashboard",
+    "webapp.results",
+    "webapp.dashboard",
 ]
 
 MIDDLEWARE = [
-    "tpcbench_web.health.HealthCheckMiddleware",  # first: no host check, no auth
+    "webapp.tpcbench_web.health.HealthCheckMiddleware",  # first: no host check, no auth
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -89,8 +89,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
-ROOT_URLCONF = "tpcbench_web.urls"
-WSGI_APPLICATION = "tpcbench_web.wsgi.application"
+ROOT_URLCONF = "webapp.tpcbench_web.urls"
+WSGI_APPLICATION = "webapp.tpcbench_web.wsgi.application"
 
 TEMPLATES = [
     {
@@ -137,7 +137,7 @@ STATIC_ROOT = Path(os.environ.get("DJANGO_STATIC_ROOT", REPO_DIR / "var" / "stat
 STATICFILES_FINDERS = [
     "django.contrib.staticfiles.finders.FileSystemFinder",
     "django.contrib.staticfiles.finders.AppDirectoriesFinder",
-    "dashboard.finders.PlotlyFinder",  # plotly.min.js from the pinned plotly wheel
+    "webapp.dashboard.finders.PlotlyFinder",  # plotly.min.js from the pinned plotly wheel
 ]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
@@ -162,7 +162,9 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["results.api.permissions.ReadAnonymousWriteWithPermission"],
+    "DEFAULT_PERMISSION_CLASSES": [
+        "webapp.results.api.permissions.ReadAnonymousWriteWithPermission"
+    ],
     # JSON only: measurements nest their transfers, which form encodings cannot carry.
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],

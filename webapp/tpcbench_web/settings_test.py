@@ -10,7 +10,7 @@ os.environ["DATABASE_URL"] = os.environ.get(
     "TPCBENCH_TEST_DATABASE_URL", "postgres://tpcbench:tpcbench@127.0.0.1:5432/tpcbench"
 )
 
-from tpcbench_web.settings import *  # noqa: F403
+from webapp.tpcbench_web.settings import *  # noqa: F403
 
 # Plain file storage: tests render pages without running collectstatic first.
 STORAGES["staticfiles"] = {  # noqa: F405

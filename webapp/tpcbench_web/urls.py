@@ -1,14 +1,15 @@
 from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
-from results.api.urls import maddash_urlpatterns
+
+from webapp.results.api.urls import maddash_urlpatterns
 
 urlpatterns = [
     path("admin/", admin.site.urls),
-    path("api/v1/", include("results.api.urls")),
+    path("api/v1/", include("webapp.results.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="api-redoc"),
     path("maddash/", include(maddash_urlpatterns)),
-    path("", include("dashboard.urls")),
+    path("", include("webapp.dashboard.urls")),
 ]

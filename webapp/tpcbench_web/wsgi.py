@@ -1,11 +1,11 @@
-"""WSGI entry point (gunicorn tpcbench_web.wsgi)."""
+"""WSGI entry point (gunicorn webapp.tpcbench_web.wsgi)."""
 
 import gc
 import os
 
 from django.core.wsgi import get_wsgi_application
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tpcbench_web.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.tpcbench_web.settings")
 
 application = get_wsgi_application()
 

@@ -3,9 +3,9 @@
 
 from rest_framework import serializers
 
-from results.api.serializers import NodeNameField, StrictFloatField
-from results.choices import CampaignState, Trigger
-from results.models import Campaign
+from webapp.results.api.serializers import NodeNameField, StrictFloatField
+from webapp.results.choices import CampaignState, Trigger
+from webapp.results.models import Campaign
 
 
 class RttCheckSerializer(serializers.Serializer):

@@ -5,7 +5,7 @@ import json
 
 from django.http import StreamingHttpResponse
 
-from results.phases import ordered_phases
+from webapp.results.phases import ordered_phases
 
 MEASUREMENT_COLUMNS = {
     "uuid": "uuid",

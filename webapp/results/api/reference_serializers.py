@@ -3,15 +3,15 @@ sends them; `Baseline.to_json` and `PrelimRun.to_json` there are the input shape
 
 from rest_framework import serializers
 
-from results.api.serializers import (
+from webapp.results.api.serializers import (
     MAX_BYTES,
     MAX_STREAMS,
     NodeNameField,
     StrictFloatField,
     StrictIntegerField,
 )
-from results.choices import PrelimKind, PrelimMethod
-from results.models import Baseline, PrelimPoint, PrelimRun
+from webapp.results.choices import PrelimKind, PrelimMethod
+from webapp.results.models import Baseline, PrelimPoint, PrelimRun
 
 MAX_CONCURRENCY = 1000
 MAX_POINTS = 10_000

@@ -6,10 +6,10 @@ from rest_framework import mixins, status, viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from results import reference_services as services
-from results.api import reference_serializers as s
-from results.filtersets import BaselineFilterSet, PrelimRunFilterSet
-from results.models import Baseline, PrelimRun
+from webapp.results import reference_services as services
+from webapp.results.api import reference_serializers as s
+from webapp.results.filtersets import BaselineFilterSet, PrelimRunFilterSet
+from webapp.results.models import Baseline, PrelimRun
 
 
 def _ingest(request: Request, incoming_class, store, output_class) -> Response:

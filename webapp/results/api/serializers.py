@@ -6,10 +6,10 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from results.choices import Auth, Client, ErrorClass, Outcome, Protocol
-from results.models import Measurement, Node, Transfer
-from results.phases import MAX_PHASES, PHASE_NAME, ordered_phases, phases_fit
-from results.reference_selectors import baseline_fraction
+from webapp.results.choices import Auth, Client, ErrorClass, Outcome, Protocol
+from webapp.results.models import Measurement, Node, Transfer
+from webapp.results.phases import MAX_PHASES, PHASE_NAME, ordered_phases, phases_fit
+from webapp.results.reference_selectors import baseline_fraction
 
 MAX_BYTES = 2**62  # keeps sizes inside PostgreSQL bigint
 MAX_STREAMS = 1024
@@ -349,7 +349,7 @@ class WindowQuerySerializer(serializers.Serializer):
     window = serializers.CharField(default="20d", help_text="latest, <N>h or <N>d")
 
     def validate_window(self, value: str) -> str:
-        from results.windows import parse_window
+        from webapp.results.windows import parse_window
 
         try:
             return parse_window(value).label

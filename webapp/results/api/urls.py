@@ -1,7 +1,7 @@
 from django.urls import path, re_path
 from rest_framework.routers import DefaultRouter
 
-from results.api import reference_views, views
+from webapp.results.api import reference_views, views
 
 router = DefaultRouter()
 router.register("measurements", views.MeasurementViewSet)

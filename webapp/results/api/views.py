@@ -15,16 +15,16 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from results import maddash, selectors, services
-from results.api import campaign_serializers as cs
-from results.api import serializers as s
-from results.api.csv_rows import MEASUREMENT_COLUMNS, TRANSFER_COLUMNS, stream_csv
-from results.api.renderers import CSVRenderer, EncodedJSON, FastJSONRenderer, json_bytes
-from results.cache import cached_aggregate
-from results.filtersets import CampaignFilterSet, MeasurementFilterSet, NodeFilterSet
-from results.grid import UnknownGrid, grid_bands, grid_names
-from results.models import Campaign, Measurement, Node, Transfer
-from results.reference_selectors import with_baseline
+from webapp.results import maddash, selectors, services
+from webapp.results.api import campaign_serializers as cs
+from webapp.results.api import serializers as s
+from webapp.results.api.csv_rows import MEASUREMENT_COLUMNS, TRANSFER_COLUMNS, stream_csv
+from webapp.results.api.renderers import CSVRenderer, EncodedJSON, FastJSONRenderer, json_bytes
+from webapp.results.cache import cached_aggregate
+from webapp.results.filtersets import CampaignFilterSet, MeasurementFilterSet, NodeFilterSet
+from webapp.results.grid import UnknownGrid, grid_bands, grid_names
+from webapp.results.models import Campaign, Measurement, Node, Transfer
+from webapp.results.reference_selectors import with_baseline
 
 
 def _count(model, field: str) -> Coalesce:

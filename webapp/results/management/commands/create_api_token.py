@@ -2,7 +2,7 @@
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from results import reporters
+from webapp.results import reporters
 
 
 class Command(BaseCommand):

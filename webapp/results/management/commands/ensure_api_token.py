@@ -4,7 +4,7 @@ import os
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from results import reporters
+from webapp.results import reporters
 
 
 class Command(BaseCommand):

@@ -5,10 +5,10 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from results import services, synthetic
-from results.cache import data_changed
-from results.choices import CampaignState, Trigger
-from results.models import Campaign, Measurement, Node
+from webapp.results import services, synthetic
+from webapp.results.cache import data_changed
+from webapp.results.choices import CampaignState, Trigger
+from webapp.results.models import Campaign, Measurement, Node
 
 
 class Command(BaseCommand):

@@ -11,9 +11,9 @@ import time
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection
-from tpcbench_web.health import database_problem
 
-from results.queries import migration_lock
+from webapp.results.queries import migration_lock
+from webapp.tpcbench_web.health import database_problem
 
 RETRY_EVERY = 2.0
 
