@@ -29,7 +29,6 @@ import resource
 import shutil
 import statistics
 import sys
-import tempfile
 import time
 import uuid
 from collections.abc import Sequence
@@ -38,9 +37,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ca.authority import CertificateAuthority
 from orchestrator.endpoints import ClientCredentials, Endpoint, source_name
-from orchestrator.lab.lifecycle import start_lab, stop_lab
+from orchestrator.lab.temporary import temporary_lab
 from orchestrator.lab.topology import NETNS, LabNetwork
 from orchestrator.measurement.record import throughput_gbps
 from orchestrator.measurement.run import run_measurement
@@ -239,20 +237,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     missing = [c for c in ("gfal-copy", "curl", "xrdcp", "globus-url-copy") if not shutil.which(c)]
     if missing:
         parser.error(f"not installed: {', '.join(missing)} (scripts/install-system-deps.sh)")
-    home = Path(tempfile.mkdtemp(prefix="tpcbench-clients-", dir="/dev/shm"))
-    home.chmod(0o755)  # the lab's server account must reach it
-    try:
-        CertificateAuthority.init(home / "ca")
-        print("clients: starting a 2-node lab", file=sys.stderr)
-        inventory = start_lab(
-            home, 2, args.file_size, mode=NETNS, network=NETWORK, rate_gbit=args.rate_gbit or None
-        )
-        try:
-            cases = bench(inventory.nodes, inventory.client, args)
-        finally:
-            stop_lab(home)
-    finally:
-        shutil.rmtree(home, ignore_errors=True)
+    print("clients: starting a 2-node lab", file=sys.stderr)
+    with temporary_lab(
+        "tpcbench-clients-", 2, args.file_size, mode=NETNS, network=NETWORK,
+        rate_gbit=args.rate_gbit or None,
+    ) as inventory:  # fmt: skip
+        cases = bench(inventory.nodes, inventory.client, args)
     return 0 if report(cases, args) else 1
 
 

@@ -21,10 +21,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import resource
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 import uuid
 from collections.abc import Sequence
@@ -33,9 +31,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ca.authority import CertificateAuthority
 from orchestrator.endpoints import ClientCredentials, Endpoint, source_name
-from orchestrator.lab.lifecycle import start_lab, stop_lab
+from orchestrator.lab.temporary import temporary_lab
 from orchestrator.lab.topology import NETNS, LabNetwork
 from orchestrator.measurement.record import makespan_gbps, throughput_gbps
 from orchestrator.measurement.run import run_measurement
@@ -231,19 +228,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.reps < 5:
         parser.error("--reps must be at least 5 for a meaningful median")
-    home = Path(tempfile.mkdtemp(prefix="tpcbench-fidelity-", dir="/dev/shm"))
-    home.chmod(0o755)  # the lab's server account must reach it
-    try:
-        CertificateAuthority.init(home / "ca")
-        inventory = start_lab(
-            home, 2, args.file_size, mode=NETNS, network=NETWORK, rate_gbit=args.rate_gbit or None
-        )
-        try:
-            cases = bench(inventory.nodes, inventory.client, args)
-        finally:
-            stop_lab(home)
-    finally:
-        shutil.rmtree(home, ignore_errors=True)
+    with temporary_lab(
+        "tpcbench-fidelity-", 2, args.file_size, mode=NETNS, network=NETWORK,
+        rate_gbit=args.rate_gbit or None,
+    ) as inventory:  # fmt: skip
+        cases = bench(inventory.nodes, inventory.client, args)
     return 0 if report(cases, args) else 1
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from orchestrator.campaign.run import CampaignSettings
+from orchestrator.campaign.settings import CampaignSettings
 from orchestrator.discovery import make_discovery
 from orchestrator.endpoints import ClientCredentials
 from orchestrator.errors import UserError

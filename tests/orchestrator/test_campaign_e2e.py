@@ -21,7 +21,7 @@ import pytest
 from support.real_webapp import REPO, RealWebapp, serving_webapp
 
 from ca.authority import CertificateAuthority
-from orchestrator.campaign.run import CampaignSettings
+from orchestrator.campaign.settings import CampaignSettings
 from orchestrator.lab import LabInventory, LabNetwork, start_lab, stop_lab
 from orchestrator.lab.lifecycle import run_record_path
 from orchestrator.lab.processes import stop as stop_process
@@ -281,7 +281,8 @@ class VanishingLab:
 def test_node_vanishing_from_discovery_fails_its_remaining_measurements(
     tmp_path, lab, webapp, monkeypatch
 ) -> None:
-    from orchestrator.campaign.run import Campaign, CampaignSettings
+    from orchestrator.campaign.run import Campaign
+    from orchestrator.campaign.settings import CampaignSettings
 
     home, inventory = lab
     monkeypatch.setenv("TPCBENCH_HOME", str(tmp_path))

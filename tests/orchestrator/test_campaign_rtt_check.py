@@ -10,7 +10,8 @@ from typing import Any
 
 from rich.console import Console
 
-from orchestrator.campaign.run import Campaign, CampaignSettings
+from orchestrator.campaign.run import Campaign
+from orchestrator.campaign.settings import CampaignSettings
 from orchestrator.cli.campaign_command import rtt_check_summary, summary_table
 from orchestrator.endpoints import Endpoint
 from orchestrator.measurement.record import MeasurementRecord

@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from orchestrator.campaign.run import Campaign, CampaignSettings
+from orchestrator.campaign.run import Campaign
+from orchestrator.campaign.settings import CampaignSettings
 from orchestrator.endpoints import Endpoint
 from orchestrator.measurement.record import MeasurementRecord
 from orchestrator.prelim.baseline import Baseline

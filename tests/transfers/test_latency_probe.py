@@ -380,7 +380,8 @@ def no_transfers(src: Endpoint, dst: Endpoint, protocol: str, streams: int, *arg
 def test_campaign_rtts_come_from_the_probe_or_are_marked(
     probe_service: ProbeProcess, listener: int, tmp_path: Path, with_probe: bool
 ) -> None:
-    from orchestrator.campaign.run import Campaign, CampaignSettings
+    from orchestrator.campaign.run import Campaign
+    from orchestrator.campaign.settings import CampaignSettings
 
     ports = {"https": listener, **({"probe": probe_service.port} if with_probe else {})}
     nodes = [Endpoint(name=f"node-{n}", address="127.0.0.1", ports=ports) for n in "ab"]

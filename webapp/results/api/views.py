@@ -16,6 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from webapp.results import maddash, selectors, services
+from webapp.results.api import aggregate_serializers as agg
 from webapp.results.api import campaign_serializers as cs
 from webapp.results.api import serializers as s
 from webapp.results.api.csv_rows import MEASUREMENT_COLUMNS, TRANSFER_COLUMNS, stream_csv
@@ -216,11 +217,12 @@ class ThroughputVsLatencyView(APIView):
     renderer_classes = [*FAST_RENDERERS, CSVRenderer]
 
     @extend_schema(
-        parameters=[s.ThroughputVsLatencyQuerySerializer], responses=s.ThroughputVsLatencySerializer
+        parameters=[agg.ThroughputVsLatencyQuerySerializer],
+        responses=agg.ThroughputVsLatencySerializer,
     )
     def get(self, request: Request) -> Response:
         result = selectors.throughput_vs_latency(
-            **_query(s.ThroughputVsLatencyQuerySerializer, request)
+            **_query(agg.ThroughputVsLatencyQuerySerializer, request)
         )
         return Response(result["points"] if _wants_csv(request) else result)
 
@@ -231,10 +233,10 @@ class StreamComparisonView(APIView):
     renderer_classes = [*FAST_RENDERERS, CSVRenderer]
 
     @extend_schema(
-        parameters=[s.StreamComparisonQuerySerializer], responses=s.StreamComparisonSerializer
+        parameters=[agg.StreamComparisonQuerySerializer], responses=agg.StreamComparisonSerializer
     )
     def get(self, request: Request) -> Response:
-        result = selectors.stream_comparison(**_query(s.StreamComparisonQuerySerializer, request))
+        result = selectors.stream_comparison(**_query(agg.StreamComparisonQuerySerializer, request))
         return Response(result["pairs"] if _wants_csv(request) else result)
 
 
@@ -244,12 +246,12 @@ class MaddashGridListView(APIView):
     renderer_classes = FAST_RENDERERS
 
     @extend_schema(
-        parameters=[s.DimensionsQuerySerializer],
+        parameters=[agg.DimensionsQuerySerializer],
         responses=OpenApiTypes.OBJECT,
         operation_id="maddash_grids_list",
     )
     def get(self, request: Request) -> Response:
-        dimensions = _query(s.DimensionsQuerySerializer, request)
+        dimensions = _query(agg.DimensionsQuerySerializer, request)
         query = maddash.dimensions_query(**dimensions)
         return Response(
             {
@@ -276,12 +278,12 @@ class MaddashGridView(APIView):
     renderer_classes = FAST_RENDERERS
 
     @extend_schema(
-        parameters=[s.MaddashWindowQuerySerializer],
+        parameters=[agg.MaddashWindowQuerySerializer],
         responses=OpenApiTypes.OBJECT,
         operation_id="maddash_grid_retrieve",
     )
     def get(self, request: Request, name: str) -> Response:
-        query = _query(s.MaddashWindowQuerySerializer, request)
+        query = _query(agg.MaddashWindowQuerySerializer, request)
         try:
             return Response(maddash_grid_json(name=name, **query))
         except UnknownGrid as exc:
@@ -294,12 +296,12 @@ class MaddashRowView(APIView):
     renderer_classes = FAST_RENDERERS
 
     @extend_schema(
-        parameters=[s.MaddashWindowQuerySerializer],
+        parameters=[agg.MaddashWindowQuerySerializer],
         responses=OpenApiTypes.OBJECT,
         operation_id="maddash_row_retrieve",
     )
     def get(self, request: Request, name: str, row: str) -> Response:
-        query = _query(s.MaddashWindowQuerySerializer, request)
+        query = _query(agg.MaddashWindowQuerySerializer, request)
         try:
             return Response(maddash.maddash_row(grid=name, row=row, **query))
         except UnknownGrid as exc:
@@ -312,12 +314,12 @@ class MaddashCellView(APIView):
     renderer_classes = FAST_RENDERERS
 
     @extend_schema(
-        parameters=[s.MaddashWindowQuerySerializer],
+        parameters=[agg.MaddashWindowQuerySerializer],
         responses=OpenApiTypes.OBJECT,
         operation_id="maddash_cell_retrieve",
     )
     def get(self, request: Request, name: str, row: str, col: str) -> Response:
-        query = _query(s.MaddashWindowQuerySerializer, request)
+        query = _query(agg.MaddashWindowQuerySerializer, request)
         try:
             return Response(maddash.maddash_cell(grid=name, row=row, col=col, **query))
         except UnknownGrid as exc:
@@ -329,9 +331,9 @@ class MaddashCheckView(APIView):
 
     renderer_classes = FAST_RENDERERS
 
-    @extend_schema(parameters=[s.MaddashCheckQuerySerializer], responses=OpenApiTypes.OBJECT)
+    @extend_schema(parameters=[agg.MaddashCheckQuerySerializer], responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, name: str, row: str, col: str, check: str) -> Response:
-        query = _query(s.MaddashCheckQuerySerializer, request)
+        query = _query(agg.MaddashCheckQuerySerializer, request)
         try:
             return Response(
                 maddash.maddash_check(
