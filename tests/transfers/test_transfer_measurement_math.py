@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
@@ -40,24 +41,21 @@ def transfer(index: int, start: float, end: float, ok: bool, clock: Clock) -> Tr
     )
 
 
+def measurement(protocol: str, streams: int, rtt_ms: float | None, transfers: list) -> Any:
+    now = datetime.now(UTC)
+    return MeasurementRecord(
+        "u-1", None, "lab-1", "lab-2", protocol, streams, GIB, rtt_ms, now, now, transfers
+    )
+
+
 def test_only_successes_count_and_json_has_the_design_shape() -> None:
     clock = Clock()
     base = clock.now()
-    record = MeasurementRecord(
-        uuid="u-1",
-        campaign=None,
-        src="lab-1",
-        dst="lab-2",
-        protocol="https",
-        streams=8,
-        file_size=GIB,
-        rtt_ms=12.5,
-        started=datetime.now(UTC),
-        finished=datetime.now(UTC),
-        transfers=[
-            transfer(0, base, base + 4.0, True, clock),
-            transfer(1, base, base + 600.0, False, clock),
-        ],
+    record = measurement(
+        "https",
+        8,
+        12.5,
+        [transfer(0, base, base + 4.0, True, clock), transfer(1, base, base + 600.0, False, clock)],
     )
     data = record.to_json()
     assert set(data) >= {
@@ -80,18 +78,8 @@ def test_only_successes_count_and_json_has_the_design_shape() -> None:
 def test_a_measurement_without_success_has_no_throughput() -> None:
     clock = Clock()
     base = clock.now()
-    record = MeasurementRecord(
-        uuid="u-2",
-        campaign=None,
-        src="lab-1",
-        dst="lab-2",
-        protocol="gridftp",
-        streams=1,
-        file_size=GIB,
-        rtt_ms=None,
-        started=datetime.now(UTC),
-        finished=datetime.now(UTC),
-        transfers=[transfer(i, base, base + 1.0, False, clock) for i in range(3)],
+    record = measurement(
+        "gridftp", 1, None, [transfer(i, base, base + 1.0, False, clock) for i in range(3)]
     )
     data = record.to_json()
     assert (data["succeeded"], data["failed"]) == (0, 3)

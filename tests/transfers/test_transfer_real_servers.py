@@ -177,9 +177,10 @@ def service_of(protocol: str) -> str:
     return "gridftp" if protocol == "gridftp" else "xrootd"
 
 
+@pytest.mark.parametrize("client", ["native", "gfal2"])
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_destination_killed_mid_transfer_is_killed(
-    fresh_destination: TwoNodes, protocol: str
+    fresh_destination: TwoNodes, protocol: str, client: str
 ) -> None:
     destination: Node = fresh_destination.nodes[1]
     record, under_way = measure_while(
@@ -188,7 +189,9 @@ def test_destination_killed_mid_transfer_is_killed(
         lambda: destination.signal(service_of(protocol), signal.SIGKILL),
         all_under_way=False,
         timeout=60,
+        client=client,
     )
+    assert record.client == client
     assert record.failed == 3 and under_way
     for transfer in record.transfers:
         # A copy that was moving lost its server; one not yet started found none to talk to.
