@@ -37,16 +37,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from orchestrator.endpoints import ClientCredentials, Endpoint, source_name
+from bare_commands import bare_argv
+
+from orchestrator.endpoints import ClientCredentials, Endpoint
 from orchestrator.lab.temporary import temporary_lab
 from orchestrator.lab.topology import NETNS, LabNetwork
 from orchestrator.measurement.record import throughput_gbps
 from orchestrator.measurement.run import run_measurement
 from orchestrator.sizes import format_size, parse_size
-from orchestrator.transfers.gridftp import credential_env, globus_url_copy_argv
-from orchestrator.transfers.https import delete_https, tpc_headers
-from orchestrator.transfers.root import xrdcp_argv
-from orchestrator.transfers.urls import https_url
+from orchestrator.transfers.gridftp import credential_env
+from orchestrator.transfers.https import delete_https
 
 NETWORK = LabNetwork(prefix="tpcgb", subnet_offset=155)
 PROTOCOLS = ("https", "root", "gridftp")
@@ -73,23 +73,6 @@ def cpu_seconds() -> float:
     own = resource.getrusage(resource.RUSAGE_SELF)
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
-
-
-def bare_argv(
-    protocol: str, src: Endpoint, dst: Endpoint, creds: ClientCredentials, size: int, name: str,
-    streams: int,
-) -> list[str]:  # fmt: skip
-    """The command an operator would type, with the options our native tool uses."""
-    if protocol == "gridftp":
-        return globus_url_copy_argv(src, dst, source_name(size), name, streams)
-    if protocol == "root":
-        return xrdcp_argv(src, dst, source_name(size), name, streams)
-    headers = tpc_headers(https_url(src, source_name(size)), None, streams)
-    argv = ["curl", "-sS", "--capath", str(creds.certdir), "--cert", str(creds.cert)]
-    argv += ["--key", str(creds.key), "-X", "COPY"]
-    for key, value in headers.items():
-        argv += ["-H", f"{key}: {value}"]
-    return [*argv, https_url(dst, name)]
 
 
 async def run_bare(
