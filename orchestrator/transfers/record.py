@@ -95,7 +95,7 @@ class TransferRecord:
         return self.outcome == "success"
 
     def to_json(self) -> dict[str, Any]:
-        """The per-transfer entry of the measurement JSON (DESIGN.md), plus extra fields."""
+        """The per-transfer entry of the measurement JSON the webapp ingests (its schema)."""
         return {
             "index": self.index,
             "start": iso(self.started),

@@ -1,4 +1,4 @@
-"""The vocabularies of a measurement, as DESIGN.md names them."""
+"""The vocabularies of a measurement: protocols, authorizations, clients, outcomes, errors."""
 
 from django.db import models
 

@@ -131,7 +131,8 @@ class TransferInSerializer(serializers.Serializer):
 
 
 class MeasurementInSerializer(serializers.Serializer):
-    """DESIGN.md's measurement; throughput_gbps, makespan_gbps, succeeded, failed are ignored."""
+    """A measurement as the orchestrator sends it; throughput_gbps, makespan_gbps, succeeded and
+    failed are derived here, never taken from the client."""
 
     uuid = serializers.UUIDField()
     campaign = serializers.UUIDField(allow_null=True, required=False, default=None)
