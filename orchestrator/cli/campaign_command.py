@@ -134,8 +134,6 @@ def campaign_run(args: argparse.Namespace) -> int:
     pair_done: dict[tuple[str, str], int] = {}
     campaign_settings = context.campaign_settings(settings, trigger="cli")
     per_pair = campaign_settings.per_pair
-    for why in campaign_settings.unsupported():
-        console.print(f"[yellow]left out of the plan:[/yellow] {why}")
 
     def progress(update: CampaignProgress) -> None:
         last = update.last or {}
