@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import functools
 import hashlib
 import json
 import uuid
@@ -60,8 +61,19 @@ def ensure_issuer_key(ca_directory: Path) -> Path:
 
 
 def load_private_key(path: Path) -> rsa.RSAPrivateKey:
+    """The issuer's key; parsed once per version of the file (loading an RSA key costs tens
+    of milliseconds, which K transfers starting at once would otherwise pay K times)."""
     try:
-        key = serialization.load_pem_private_key(Path(path).read_bytes(), password=None)
+        stamp = Path(path).stat().st_mtime_ns
+    except FileNotFoundError:
+        raise TokenError(f"the token issuer key {path} does not exist") from None
+    return _parsed_key(Path(path), stamp)
+
+
+@functools.lru_cache(maxsize=4)
+def _parsed_key(path: Path, stamp: int) -> rsa.RSAPrivateKey:
+    try:
+        key = serialization.load_pem_private_key(path.read_bytes(), password=None)
     except FileNotFoundError:
         raise TokenError(f"the token issuer key {path} does not exist") from None
     except (OSError, ValueError) as exc:

@@ -107,22 +107,28 @@ class HttpsTpc(TransferTool):
             target, headers = source_url, tpc_headers(None, destination_url, request.streams)
         parser = PerfMarkerParser()
         progress: list[ProgressPoint] = []
-        start = request.clock.now()
-        timeline = PhaseTimeline(start)
-        succeeded, error_class, message = False, None, ""
-        try:
-            if request.auth == "token":
-                pull = self.mode == "pull"
+        # Tokens are minted before the clock starts: signing is ours, not the transfer's.
+        tokens: dict[str, str] | TokenError = {}
+        if request.auth == "token":
+            try:
                 tokens = copy_token_headers(
                     request.creds,
                     request.src,
                     request.dst,
                     request.src_path,
                     request.dst_path,
-                    pull=pull,
+                    pull=self.mode == "pull",
                     timeout=request.timeout,
                 )
-                headers = {**headers, **tokens}
+            except TokenError as exc:
+                tokens = exc
+        start = request.clock.now()
+        timeline = PhaseTimeline(start)
+        succeeded, error_class, message = False, None, ""
+        try:
+            if isinstance(tokens, TokenError):
+                raise tokens
+            headers = {**headers, **tokens}
             async with asyncio.timeout(request.timeout):
                 succeeded, error_class, message = await self._copy(
                     request.creds,

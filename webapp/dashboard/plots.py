@@ -332,9 +332,11 @@ def phases_figure(measurements: list[dict]) -> dict | None:
     layout = {
         **BASE_LAYOUT,
         "barmode": "stack",
-        "legend": {**BASE_LAYOUT["legend"], "traceorder": "normal"},  # as they happen
+        # above the bars, in the order the phases happen: a short figure has no room below
+        "legend": {"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom",
+                   "traceorder": "normal"},
         "height": 160 + 40 * len(labels),
-        "margin": {**BASE_LAYOUT["margin"], "l": 150},
+        "margin": {**BASE_LAYOUT["margin"], "l": 150, "t": 40},
         "xaxis": {"title": {"text": "median seconds per phase (successful transfers)"},
                   "rangemode": "tozero"},
         "yaxis": {"automargin": True, "autorange": "reversed"},
