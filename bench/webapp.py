@@ -108,6 +108,9 @@ def raw_sql(sql: str, params: Callable[[], list]) -> Callable[[], object]:
     return call
 
 
+# The app reads one (authorization, client) at a time, x509 and native unless asked: so does
+# the raw SQL it is held against.
+DEFAULT_DIMENSIONS = "auth = 'x509' AND client = 'native'"
 LATEST_CAMPAIGN_SQL = (
     "SELECT id FROM results_campaign WHERE state = 'finished' "
     "ORDER BY finished DESC NULLS LAST, id DESC LIMIT 1"
@@ -115,27 +118,34 @@ LATEST_CAMPAIGN_SQL = (
 GRID_LATEST_SQL = (
     "SELECT src_id, dst_id, streams, avg(throughput_gbps), sum(succeeded), sum(failed), "
     "count(*), max(finished) FROM results_measurement "
-    "WHERE campaign_id = (" + LATEST_CAMPAIGN_SQL + ") AND protocol = %s GROUP BY 1, 2, 3"
+    "WHERE campaign_id = ("
+    + LATEST_CAMPAIGN_SQL
+    + ") AND protocol = %s AND "
+    + DEFAULT_DIMENSIONS
+    + " GROUP BY 1, 2, 3"
 )
 GRID_PAGE_SQL = (
     "SELECT protocol, src_id, dst_id, streams, avg(throughput_gbps), sum(succeeded), "
     "sum(failed), count(*), max(finished) FROM results_measurement "
-    "WHERE campaign_id = (" + LATEST_CAMPAIGN_SQL + ") GROUP BY 1, 2, 3, 4"
+    "WHERE campaign_id = (" + LATEST_CAMPAIGN_SQL + ") AND " + DEFAULT_DIMENSIONS + " "
+    "GROUP BY 1, 2, 3, 4"
 )
 GRID_WINDOW_SQL = (
     "SELECT src_id, dst_id, streams, avg(throughput_gbps), sum(succeeded), sum(failed), "
     "count(*), max(finished) FROM results_measurement "
-    "WHERE started >= now() - %s::interval AND protocol = %s GROUP BY 1, 2, 3"
+    "WHERE started >= now() - %s::interval AND protocol = %s AND " + DEFAULT_DIMENSIONS + " "
+    "GROUP BY 1, 2, 3"
 )
 LATENCY_SQL = (
     "SELECT src_id, dst_id, protocol, avg(rtt_ms), avg(throughput_gbps), count(*) "
     "FROM results_measurement WHERE started >= now() - %s::interval AND protocol = %s "
-    "AND streams = %s AND throughput_gbps IS NOT NULL GROUP BY 1, 2, 3"
+    "AND streams = %s AND throughput_gbps IS NOT NULL AND " + DEFAULT_DIMENSIONS + " "
+    "GROUP BY 1, 2, 3"
 )
 STREAMS_SQL = (
     "SELECT src_id, dst_id, streams, avg(throughput_gbps) FROM results_measurement "
     "WHERE started >= now() - %s::interval AND protocol = %s "
-    "AND throughput_gbps IS NOT NULL GROUP BY 1, 2, 3"
+    "AND throughput_gbps IS NOT NULL AND " + DEFAULT_DIMENSIONS + " GROUP BY 1, 2, 3"
 )
 
 
