@@ -25,19 +25,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import resource
 import shutil
 import statistics
 import sys
-import time
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bare_commands import bare_argv
+from side_by_side import cpu_seconds, run_bare
 
 from orchestrator.endpoints import ClientCredentials, Endpoint
 from orchestrator.lab.temporary import temporary_lab
@@ -45,8 +42,6 @@ from orchestrator.lab.topology import NETNS, LabNetwork
 from orchestrator.measurement.record import throughput_gbps
 from orchestrator.measurement.run import run_measurement
 from orchestrator.sizes import format_size, parse_size
-from orchestrator.transfers.gridftp import credential_env
-from orchestrator.transfers.https import delete_https
 
 NETWORK = LabNetwork(prefix="tpcgb", subnet_offset=155)
 PROTOCOLS = ("https", "root", "gridftp")
@@ -68,41 +63,13 @@ class Case:
         return [d / n for d, n in pairs if n > 0]
 
 
-def cpu_seconds() -> float:
-    """User + system CPU of this process and of its reaped children so far."""
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
-
-
-async def run_bare(
+async def bare_durations(
     protocol: str, src: Endpoint, dst: Endpoint, creds: ClientCredentials, size: int,
     streams: int, transfers: int,
 ) -> tuple[list[float], list[str]]:  # fmt: skip
     """K bare commands at once: (durations of the successes, failures), spawn to exit."""
-    tag = uuid.uuid4()
-    names = [
-        f"/tpcbench-gridftp-{i}" if protocol == "gridftp" else f"/tpcbench-bare-{tag}-{i}"
-        for i in range(transfers)
-    ]
-
-    async def one(name: str) -> tuple[float, str | None]:
-        argv = bare_argv(protocol, src, dst, creds, size, name, streams)
-        begin = time.monotonic()
-        process = await asyncio.create_subprocess_exec(
-            *argv, env=credential_env(creds), stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )  # fmt: skip
-        stdout, stderr = await process.communicate()
-        duration = time.monotonic() - begin
-        last = stdout.decode(errors="replace").strip().splitlines()[-1:] or [""]
-        if process.returncode != 0 or (protocol == "https" and not last[0].startswith("success")):
-            return duration, f"bare: rc={process.returncode} {last[0]} {stderr[-300:]!r}"
-        return duration, None
-
-    results = await asyncio.gather(*(one(name) for name in names))
-    await asyncio.gather(*(delete_https(dst, name, creds) for name in names))
-    return [d for d, error in results if error is None], [e for _, e in results if e]
+    spans, failures = await run_bare(protocol, src, dst, creds, size, streams, transfers)
+    return [end - start for start, end in spans], failures
 
 
 async def run_client(
@@ -128,7 +95,7 @@ def bench(nodes: Sequence[Endpoint], creds: ClientCredentials, args: argparse.Na
             for driver in order:
                 before = cpu_seconds()
                 if driver == "bare":
-                    run = run_bare(case.protocol, src, dst, creds, args.file_size,
+                    run = bare_durations(case.protocol, src, dst, creds, args.file_size,
                                    args.streams, args.transfers)  # fmt: skip
                 else:
                     run = run_client(driver, case.protocol, src, dst, creds, args.file_size,

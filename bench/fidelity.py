@@ -20,18 +20,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import resource
 import statistics
 import sys
-import time
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bare_commands import bare_argv
+from side_by_side import cpu_seconds, run_bare
 
 from orchestrator.endpoints import ClientCredentials, Endpoint
 from orchestrator.lab.temporary import temporary_lab
@@ -39,8 +36,6 @@ from orchestrator.lab.topology import NETNS, LabNetwork
 from orchestrator.measurement.record import makespan_gbps, throughput_gbps
 from orchestrator.measurement.run import run_measurement
 from orchestrator.sizes import format_size, parse_size
-from orchestrator.transfers.gridftp import credential_env
-from orchestrator.transfers.https import delete_https
 
 TARGET = 0.97
 NETWORK = LabNetwork(prefix="tpcfid", subnet_offset=140)
@@ -77,39 +72,12 @@ class Case:
         return statistics.median(ratios) if ratios else 0.0
 
 
-def cpu_seconds() -> float:
-    """User + system CPU of this process and of its reaped children so far."""
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
-
-
-async def run_bare(
+async def bare_figures(
     protocol: str, src: Endpoint, dst: Endpoint, creds: ClientCredentials, size: int,
     streams: int, transfers: int,
 ) -> tuple[float, float, list[str]]:  # fmt: skip
     """K bare commands at once: (throughput, makespan throughput, failures), spawn to exit."""
-    tag = uuid.uuid4()
-    names = [f"/tpcbench-bare-{tag}-{i}" for i in range(transfers)]
-
-    async def one(name: str) -> tuple[tuple[float, float], str | None]:
-        argv = bare_argv(protocol, src, dst, creds, size, name, streams)
-        begin = time.monotonic()
-        process = await asyncio.create_subprocess_exec(
-            *argv, env=credential_env(creds), stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )  # fmt: skip
-        stdout, stderr = await process.communicate()
-        span = (begin, time.monotonic())
-        last = stdout.decode(errors="replace").strip().splitlines()[-1:] or [""]
-        if process.returncode != 0 or (protocol == "https" and not last[0].startswith("success")):
-            return span, f"{protocol} bare: rc={process.returncode} {last[0]} {stderr[-300:]!r}"
-        return span, None
-
-    results = await asyncio.gather(*(one(name) for name in names))
-    await asyncio.gather(*(delete_https(dst, name, creds) for name in names))
-    failures = [error for _, error in results if error]
-    spans = [span for span, error in results if error is None]
+    spans, failures = await run_bare(protocol, src, dst, creds, size, streams, transfers)
     durations = [end - start for start, end in spans]
     return throughput_gbps(size, durations), makespan_gbps(size, spans), failures
 
@@ -137,7 +105,7 @@ def bench(
             # Alternate who goes first, so neither side always meets a warmer cache.
             order = ("ours", "bare") if rep % 2 == 0 else ("bare", "ours")
             for who in order:
-                runner = run_ours if who == "ours" else run_bare
+                runner = run_ours if who == "ours" else bare_figures
                 before = cpu_seconds()
                 gbps, makespan, failures = asyncio.run(
                     runner(
