@@ -34,6 +34,7 @@ from orchestrator.transfers.gfal2_tokens import (
 )
 from orchestrator.transfers.gridftp import credential_env
 from orchestrator.transfers.https import Mode
+from orchestrator.transfers.phases import PhaseTimeline
 from orchestrator.transfers.process import run_process
 from orchestrator.transfers.record import ErrorClass, ProgressPoint, TransferRecord
 from orchestrator.transfers.root import _SESSION_LOST as XRDCL_SESSION_LOST
@@ -192,6 +193,10 @@ class Gfal2Tpc(TransferTool):
         progress: list[ProgressPoint] = []
         copy_done = False
         start = request.clock.now()
+        # gfal-copy says nothing before its first progress line: its start-up, stats,
+        # connections and the COPY request are one setup phase ("request").
+        timeline = PhaseTimeline(start)
+        timeline.enter("request", start)
 
         def record(succeeded: bool, **outcome: str | None) -> TransferRecord:
             return build_record(
@@ -206,6 +211,7 @@ class Gfal2Tpc(TransferTool):
                 size=request.size,
                 moved=progress[-1].bytes if progress else 0,
                 progress=progress,
+                timeline=timeline,
                 **outcome,  # type: ignore[arg-type]
             )
 
@@ -215,12 +221,16 @@ class Gfal2Tpc(TransferTool):
 
         def on_line(line: str) -> None:
             nonlocal copy_done
-            copy_done = copy_done or bool(_COPY_DONE.match(line))
+            now = request.clock.now()
+            if not copy_done and _COPY_DONE.match(line):
+                copy_done = True
+                timeline.enter("close", now)  # the copy is done: gfal-copy winds down
             match = _MONITOR.match(line)
             if match is None:
                 return
             moved = int(match.group(1))
-            progress.append(ProgressPoint(request.clock.now() - start, moved))
+            timeline.begin_streaming(now, moved)
+            progress.append(ProgressPoint(now - start, moved))
             if request.on_progress is not None:
                 request.on_progress(request.index, moved)
 

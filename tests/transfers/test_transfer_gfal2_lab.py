@@ -84,6 +84,10 @@ def test_gfal2_copies_the_exact_bytes(lab: tuple[Path, LabInventory], protocol: 
     expected = md5(Path(inventory.nodes[0].data_root) / source_name(FILE_SIZE).lstrip("/"))
     assert [md5(path) for path in written(record, inventory)] == [expected, expected]
     assert all(t.bytes == FILE_SIZE for t in record.transfers)
+    for transfer in record.transfers:  # gfal2's time goes into phases too: setup, then the rest
+        phases = transfer.to_json()["phases"]
+        assert phases["request"] > 0 and all(v >= 0 for v in phases.values()), phases
+        assert sum(phases.values()) == pytest.approx(transfer.duration, rel=0.05)
 
 
 def test_gfal2_https_pull_is_a_real_tpc_with_our_stream_count(
