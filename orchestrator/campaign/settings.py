@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from orchestrator.campaign.planner import (
@@ -52,8 +52,15 @@ class CampaignSettings:
         return sum(supports(spec) is None for spec in self._one_pair())
 
     def plan(self, nodes: Sequence[Any]) -> list[MeasurementSpec]:
-        """Every ordered pair x every combination a transfer tool can run (`unsupported`)."""
-        return [s for s in plan_measurements(nodes, self.dimensions) if supports(s) is None]
+        """Every ordered pair x every combination a transfer tool can run (`unsupported`).
+
+        Which combinations run is asked once, for the pair a -> b, not for every pair."""
+        runnable = {spec for spec in self._one_pair() if supports(spec) is None}
+        return [
+            spec
+            for spec in plan_measurements(nodes, self.dimensions)
+            if replace(spec, src="a", dst="b") in runnable
+        ]
 
     def unsupported(self) -> list[str]:
         """Why the combinations left out of the plan cannot run, one line each."""
