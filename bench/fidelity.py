@@ -28,11 +28,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from side_by_side import cpu_seconds, run_bare
+from side_by_side import cpu_seconds, on_a_lab_pair, run_bare
 
 from orchestrator.endpoints import ClientCredentials, Endpoint
-from orchestrator.lab.temporary import temporary_lab
-from orchestrator.lab.topology import NETNS, LabNetwork
+from orchestrator.lab.topology import LabNetwork
 from orchestrator.measurement.record import makespan_gbps, throughput_gbps
 from orchestrator.measurement.run import run_measurement
 from orchestrator.sizes import format_size, parse_size
@@ -182,11 +181,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.reps < 5:
         parser.error("--reps must be at least 5 for a meaningful median")
-    with temporary_lab(
-        "tpcbench-fidelity-", 2, args.file_size, mode=NETNS, network=NETWORK,
-        rate_gbit=args.rate_gbit or None,
-    ) as inventory:  # fmt: skip
-        cases = bench(inventory.nodes, inventory.client, args)
+    cases = on_a_lab_pair("tpcbench-fidelity-", NETWORK, args, bench)
     return 0 if report(cases, args) else 1
 
 

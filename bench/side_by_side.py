@@ -8,8 +8,12 @@ import asyncio
 import resource
 import time
 import uuid
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from orchestrator.endpoints import ClientCredentials, Endpoint, source_name
+from orchestrator.lab.temporary import temporary_lab
+from orchestrator.lab.topology import NETNS, LabNetwork
 from orchestrator.transfers.gridftp import credential_env, globus_url_copy_argv
 from orchestrator.transfers.https import delete_https, tpc_headers
 from orchestrator.transfers.root import xrdcp_argv
@@ -69,3 +73,17 @@ async def run_bare(
     results = await asyncio.gather(*(one(name) for name in names))
     await asyncio.gather(*(delete_https(dst, name, creds) for name in names))
     return [span for span, error in results if error is None], [e for _, e in results if e]
+
+
+def on_a_lab_pair(
+    prefix: str,
+    network: LabNetwork,
+    args: Any,
+    bench: Callable[[Sequence[Endpoint], ClientCredentials, Any], list],
+) -> list:
+    """`bench(nodes, creds, args)` on a 2-node lab of its own (links shaped to
+    `args.rate_gbit`, 0: unshaped), taken down afterwards."""
+    with temporary_lab(
+        prefix, 2, args.file_size, mode=NETNS, network=network, rate_gbit=args.rate_gbit or None
+    ) as inventory:
+        return bench(inventory.nodes, inventory.client, args)
