@@ -9,6 +9,12 @@ from pathlib import Path
 
 from orchestrator.errors import UserError
 from orchestrator.lab import LabInventory, LabNetwork, lab_status, start_lab, stop_lab
+from orchestrator.lab.cluster_lifecycle import (
+    cluster_kubeconfig,
+    cluster_lab_status,
+    is_cluster_lab,
+    start_cluster_lab,
+)
 from orchestrator.lab.runtime import PROCESS, RUNTIMES
 from orchestrator.lab.topology import MODES, node_name
 from orchestrator.lab.wan_profile import (
@@ -94,6 +100,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "of our images, built with: make images); default process",
     )
     up.add_argument(
+        "--kubernetes",
+        action="store_true",
+        help="a real Kubernetes cluster instead of lab servers: a control plane here, and "
+        "containerd, a kubelet and kube-proxy in every node's namespace; then helm install "
+        "charts/tpc-bench with its ci/lab-values.yaml (docs/lab.md)",
+    )
+    up.add_argument(
         "--base-port",
         type=int,
         default=None,
@@ -118,6 +131,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     status.add_argument("--json", action="store_true", help="print the inventory as JSON")
     status.set_defaults(func=_status)
 
+    kubeconfig = actions.add_parser(
+        "kubeconfig",
+        help="print the path of the cluster lab's admin kubeconfig (lab up --kubernetes)",
+        description="The admin kubeconfig of the running cluster lab: "
+        "export KUBECONFIG=$(tpcbench lab kubeconfig)",
+    )
+    kubeconfig.set_defaults(func=_kubeconfig)
+
     down = actions.add_parser("down", help="stop every server and remove namespaces and data")
     down.set_defaults(func=_down)
 
@@ -134,6 +155,8 @@ def _up(args: argparse.Namespace) -> int:
         )
     if args.rtt is not None:
         print(f"lab up: emulating a WAN ({args.rtt}); the RTT of every pair is checked at the end")
+    if args.kubernetes:
+        return _up_cluster(args, network, tcp)
     inventory = start_lab(
         nodes=args.nodes,
         file_size=args.file_size,
@@ -152,6 +175,53 @@ def _up(args: argparse.Namespace) -> int:
     )
     _print_table(inventory)
     return 0 if _all_ok(inventory) else 1
+
+
+def _up_cluster(args: argparse.Namespace, network: LabNetwork, tcp: TcpSettings | None) -> int:
+    if args.runtime != PROCESS or args.mode == "loopback" or args.ca is not None:
+        raise UserError(
+            "--kubernetes runs the servers as the chart's pods in netns mode; drop --runtime, "
+            "--mode and --ca"
+        )
+    print(f"lab up: starting a Kubernetes cluster of {args.nodes} nodes (a few minutes)")
+    status = start_cluster_lab(
+        nodes=args.nodes, rate_gbit=args.link_capacity, network=network, rtt=args.rtt, tcp=tcp
+    )
+    _print_cluster(status)
+    print(
+        "next: export KUBECONFIG=$(tpcbench lab kubeconfig); helm install tpc-bench "
+        "charts/tpc-bench --values charts/tpc-bench/ci/lab-values.yaml"
+    )
+    return 0 if _cluster_ok(status) else 1
+
+
+def _cluster_ok(status: dict) -> bool:
+    nodes_ok = all(
+        all(v in ("ok", "Ready") for k, v in node.items() if k != "address")
+        for node in status["nodes"].values()
+    )
+    delay = status.get("wan", {}).get("delay_line", {}).get("state", "running")
+    return (
+        nodes_ok and all(v == "ok" for v in status["control_plane"].values()) and delay == "running"
+    )
+
+
+def _print_cluster(status: dict) -> None:
+    print(f"{'NODE':<8} {'ADDRESS':<15} {'KUBELET':<10} AGENTS")
+    for name, node in status["nodes"].items():
+        agents = ", ".join(f"{k} {v}" for k, v in node.items() if k not in ("address", "kubelet"))
+        print(f"{name:<8} {node['address']:<15} {node['kubelet']:<10} {agents}")
+    plane = ", ".join(f"{k} {v}" for k, v in status["control_plane"].items())
+    print(f"control plane: {status['server']} ({plane})")
+    print(f"kubeconfig: {status['kubeconfig']}")
+    delay = status.get("wan", {}).get("delay_line")
+    if delay:
+        print(f"WAN delay program: {delay['state']}")
+
+
+def _kubeconfig(args: argparse.Namespace) -> int:
+    print(cluster_kubeconfig())
+    return 0
 
 
 def _all_ok(inventory: LabInventory) -> bool:
@@ -181,12 +251,26 @@ def _rtt(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
+    if is_cluster_lab():
+        status = cluster_lab_status()
+        if args.json:
+            print(json.dumps(_cluster_json(status), indent=2))
+        else:
+            _print_cluster(status)
+        return 0 if _cluster_ok(status) else 1
     inventory = lab_status()
     if args.json:
         print(json.dumps(inventory.to_json(), indent=2))
     else:
         _print_table(inventory)
     return 0 if _all_ok(inventory) else 1
+
+
+def _cluster_json(status: dict) -> dict:
+    """The status shape every lab has ({"nodes": [{"name", "address", ...}]}), plus the
+    cluster's control plane and kubeconfig."""
+    nodes = [{"name": name, **node} for name, node in status["nodes"].items()]
+    return {"runtime": "kubernetes", **status, "nodes": nodes}
 
 
 def _down(args: argparse.Namespace) -> int:

@@ -24,6 +24,7 @@ from orchestrator.lab.inventory import (
     load_inventory,
     save_inventory,
 )
+from orchestrator.lab.kube.cluster_lab import stop_cluster
 from orchestrator.lab.node_files import copy_certdir, own, prepare_node_dir, wait_until_serving
 from orchestrator.lab.preflight import check_host_ports_free, check_reachable_by
 from orchestrator.lab.run_record import LabRun
@@ -86,25 +87,8 @@ def start_lab(
     plans = plan_nodes(nodes, mode, network)
     if file_size <= 0:
         raise UserError(f"--file-size must be a positive number of bytes, not {file_size}")
-    if rate_gbit is not None and rate_gbit <= 0:
-        raise UserError(f"--link-capacity must be a positive rate, not {rate_gbit} Gbit/s")
-    if rate_gbit is not None and mode != NETNS:
-        raise UserError("--link-capacity needs netns mode (root): loopback cannot be shaped")
-    if (rtt is not None or tcp is not None) and mode != NETNS:
-        raise UserError("--rtt and TCP settings need netns mode (root): loopback has no WAN")
-    matrix = rtt_matrix(rtt, [p.name for p in plans]) if rtt is not None else None
-    if mode == NETNS:  # the defaults too: bbr may not be allowed in a namespace here
-        (tcp or TcpSettings()).validate()
-    if matrix is not None:
-        wan.check_wan_tools()
-    record_path = run_record_path(home)
-    if record_path.exists():
-        running = LabRun.load(record_path)
-        started = len({p.node for p in running.processes} | {c.node for c in running.containers})
-        raise UserError(
-            f"a lab is already running from {lab_dir(home)} ({started} nodes, {running.mode} "
-            "mode); stop it with: tpcbench lab down"
-        )
+    matrix = check_links(mode, plans, rate_gbit, rtt, tcp)
+    check_no_lab_running(home)
     servers = make_runtime(runtime)
     servers.preflight(mode)
     ca_dir = Path(ca_dir or home / "ca")
@@ -113,14 +97,14 @@ def start_lab(
     except CAError as exc:
         raise UserError(str(exc)) from None
     if mode == NETNS:
-        _check_netns_free(plans, network)
+        check_netns_free(plans, network)
     else:
         check_host_ports_free(plans)
     account = servers.server_account()
     if servers.name == PROCESS:  # containers get their directories mounted instead
         check_reachable_by(account, lab_dir(home))
 
-    record = LabRun(path=record_path, mode=mode, network=network, runtime=servers.name)
+    record = LabRun(path=run_record_path(home), mode=mode, network=network, runtime=servers.name)
     record.save()
     try:
         links = _Links(rate_gbit, matrix, tcp or TcpSettings())
@@ -133,7 +117,42 @@ def start_lab(
         raise
 
 
-def _check_netns_free(plans: Sequence[NodePlan], network: LabNetwork) -> None:
+def check_links(
+    mode: str,
+    plans: Sequence[NodePlan],
+    rate_gbit: float | None,
+    rtt: str | None,
+    tcp: TcpSettings | None,
+) -> RttMatrix | None:
+    """The link options make sense for this mode; the RTT matrix they ask for."""
+    if rate_gbit is not None and rate_gbit <= 0:
+        raise UserError(f"--link-capacity must be a positive rate, not {rate_gbit} Gbit/s")
+    if rate_gbit is not None and mode != NETNS:
+        raise UserError("--link-capacity needs netns mode (root): loopback cannot be shaped")
+    if (rtt is not None or tcp is not None) and mode != NETNS:
+        raise UserError("--rtt and TCP settings need netns mode (root): loopback has no WAN")
+    matrix = rtt_matrix(rtt, [p.name for p in plans]) if rtt is not None else None
+    if mode == NETNS:  # the defaults too: bbr may not be allowed in a namespace here
+        (tcp or TcpSettings()).validate()
+    if matrix is not None:
+        wan.check_wan_tools()
+    return matrix
+
+
+def check_no_lab_running(home: Path) -> None:
+    record_path = run_record_path(home)
+    if record_path.exists():
+        running = LabRun.load(record_path)
+        started = len({p.node for p in running.processes} | {c.node for c in running.containers})
+        if running.cluster is not None:
+            started = len(running.cluster.nodes)
+        raise UserError(
+            f"a lab is already running from {lab_dir(home)} ({started} nodes, {running.mode} "
+            f"mode, {running.runtime} runtime); stop it with: tpcbench lab down"
+        )
+
+
+def check_netns_free(plans: Sequence[NodePlan], network: LabNetwork) -> None:
     present = net.existing_namespaces()
     for plan in plans:
         if plan.netns not in present:
@@ -279,7 +298,11 @@ def stop_lab(home: Path | None = None) -> list[str]:
         inventory_path(home).unlink(missing_ok=True)
         return []
     record = LabRun.load(record_path)
-    done, problems = make_runtime(record.runtime).stop(record)
+    if record.cluster is not None:  # its agents go before the namespaces they live in
+        plans = plan_nodes(max(len(record.cluster.nodes), 1), NETNS, record.network)
+        done, problems = stop_cluster(record, plans)
+    else:
+        done, problems = make_runtime(record.runtime).stop(record)
     issuer_done, issuer_problems = stop_token_issuer(record)
     done.extend(issuer_done)
     problems.extend(issuer_problems)

@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from orchestrator.lab.kube.record import ClusterRun
 from orchestrator.lab.processes import ServerProcess
 from orchestrator.lab.topology import LabNetwork
 
@@ -39,6 +40,7 @@ class LabRun:
     containers: list[ServerContainer] = field(default_factory=list)
     delay_line: ServerProcess | None = None  # the WAN delay program in the router (--rtt)
     token_issuer: ServerProcess | None = None  # the lab's token issuer service
+    cluster: ClusterRun | None = None  # lab up --kubernetes: control plane and node agents
 
     def save(self) -> None:
         data: dict[str, Any] = {
@@ -53,6 +55,7 @@ class LabRun:
             "containers": [asdict(c) for c in self.containers],
             "delay_line": self.delay_line.to_json() if self.delay_line else None,
             "token_issuer": self.token_issuer.to_json() if self.token_issuer else None,
+            "cluster": self.cluster.to_json() if self.cluster else None,
         }
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_name(self.path.name + ".tmp")
@@ -77,4 +80,5 @@ class LabRun:
             token_issuer=(
                 ServerProcess.from_json(issuer) if (issuer := data.get("token_issuer")) else None
             ),
+            cluster=ClusterRun.from_json(cluster) if (cluster := data.get("cluster")) else None,
         )

@@ -3,8 +3,9 @@
 etcd (Debian's, data on tmpfs), kube-apiserver, kube-controller-manager and kube-scheduler
 (v1.31.4, built once by `scripts/simcluster/build.sh`) and kwok, which plays the kubelets of
 fake nodes. Everything listens on 127.0.0.1 only, on free ports, so several clusters can run
-at once. The recipe and its findings are in docs/discovery.md (how the tests run the
-cluster) and scripts/simcluster/README.md (the build).
+at once. The command lines and credentials are the cluster lab's own
+(orchestrator/lab/kube/control_plane.py); the recipe and its findings are in docs/discovery.md
+(how the tests run the cluster) and scripts/simcluster/README.md (the build).
 
     with SimCluster(workdir) as cluster:
         api = cluster.api_client()          # a kubernetes.client.ApiClient, admin
@@ -15,24 +16,20 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import json
 import logging
 import os
 import secrets
 import shutil
 import signal
 import socket
-import ssl
 import subprocess
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from support import simcluster_certs
+from orchestrator.lab.kube.control_plane import ControlPlane
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
@@ -119,15 +116,23 @@ class SimCluster:
     def __init__(self, workdir: Path, bin_dir: Path | None = None) -> None:
         self.workdir = Path(workdir)
         self.bin_dir = bin_dir or binary_cache()
-        self.kubeconfig = self.workdir / "kubeconfig"
-        self.ca_file = self.workdir / "ca.crt"
-        self.admin_token = secrets.token_hex(16)
         etcd_port, peer_port, api_port = _free_ports(3)
-        self.etcd_url = f"http://127.0.0.1:{etcd_port}"
-        self._peer_url = f"http://127.0.0.1:{peer_port}"
+        etcd_data = Path("/dev/shm") / f"tpcbench-etcd-{etcd_port}-{secrets.token_hex(4)}"
+        self.plane = ControlPlane(
+            workdir=self.workdir,
+            bin_dir=self.bin_dir,
+            address="127.0.0.1",
+            port=api_port,
+            etcd_port=etcd_port,
+            etcd_peer_port=peer_port,
+            etcd_data=etcd_data,
+            controllers=CONTROLLERS,
+        )
+        self.kubeconfig = self.plane.kubeconfig
+        self.ca_file = self.plane.ca_file
+        self.admin_token = self.plane.admin.token
         self.api_port = api_port
-        self.server = f"https://127.0.0.1:{api_port}"
-        self._etcd_dir = Path("/dev/shm") / f"tpcbench-etcd-{etcd_port}-{secrets.token_hex(4)}"
+        self.server = self.plane.server
         self._procs: list[tuple[str, subprocess.Popen[bytes]]] = []
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -156,15 +161,15 @@ class SimCluster:
             if not os.access(self.bin_dir / name, os.X_OK):
                 raise SimClusterError(f"{self.bin_dir / name} missing: run {BUILD_SCRIPT}")
         self.workdir.mkdir(parents=True, exist_ok=True)
-        self._write_credentials()
-        self._start_etcd(etcd)
-        self._start_apiserver()
-        self._wait_for("apiserver /readyz", lambda: self._get("/readyz") == 200)
+        self.plane.write_credentials()
+        self._spawn("etcd", self.plane.etcd_argv(etcd))
+        self._spawn("kube-apiserver", self.plane.apiserver_argv())
+        self._wait_for("apiserver /readyz", lambda: self.plane.get("/readyz") == 200)
         self._start_controllers()
         # The ServiceAccount admission plugin rejects pods until the default SA exists.
         self._wait_for(
             "default ServiceAccount",
-            lambda: self._get("/api/v1/namespaces/default/serviceaccounts/default") == 200,
+            lambda: self.plane.get("/api/v1/namespaces/default/serviceaccounts/default") == 200,
         )
         log.info("simulated cluster ready at %s (workdir %s)", self.server, self.workdir)
 
@@ -179,7 +184,7 @@ class SimCluster:
                     proc.kill()
                     proc.wait()
         self._procs.clear()
-        shutil.rmtree(self._etcd_dir, ignore_errors=True)
+        shutil.rmtree(self.plane.etcd_data, ignore_errors=True)
 
     def api_client(self) -> ApiClient:
         """An admin `kubernetes.client.ApiClient` for this cluster."""
@@ -189,82 +194,15 @@ class SimCluster:
 
     # -- internals ---------------------------------------------------------------------------
 
-    def _write_credentials(self) -> None:
-        w = self.workdir
-        simcluster_certs.write_serving_credentials(
-            ca_cert=self.ca_file, cert=w / "apiserver.crt", key=w / "apiserver.key"
-        )
-        simcluster_certs.write_service_account_keypair(private=w / "sa.key", public=w / "sa.pub")
-        tokens = w / "tokens.csv"
-        tokens.write_text(f"{self.admin_token},admin,admin,system:masters\n")
-        tokens.chmod(0o600)
-        write_kubeconfig(self.kubeconfig, self.server, self.ca_file, self.admin_token, "admin")
-
-    def _start_etcd(self, etcd: str) -> None:
-        self._spawn(
-            "etcd",
-            [
-                etcd,
-                "--name=sim",
-                f"--data-dir={self._etcd_dir}",
-                f"--listen-client-urls={self.etcd_url}",
-                f"--advertise-client-urls={self.etcd_url}",
-                f"--listen-peer-urls={self._peer_url}",
-                f"--initial-advertise-peer-urls={self._peer_url}",
-                f"--initial-cluster=sim={self._peer_url}",
-            ],
-        )
-
-    def _start_apiserver(self) -> None:
-        w = self.workdir
-        self._spawn(
-            "kube-apiserver",
-            [
-                str(self.bin_dir / "kube-apiserver"),
-                f"--etcd-servers={self.etcd_url}",
-                "--bind-address=127.0.0.1",
-                "--advertise-address=127.0.0.1",
-                f"--secure-port={self.api_port}",
-                f"--tls-cert-file={w / 'apiserver.crt'}",
-                f"--tls-private-key-file={w / 'apiserver.key'}",
-                f"--token-auth-file={w / 'tokens.csv'}",
-                "--authorization-mode=Node,RBAC",
-                "--service-account-issuer=https://kubernetes.default.svc",
-                f"--service-account-key-file={w / 'sa.pub'}",
-                f"--service-account-signing-key-file={w / 'sa.key'}",
-                "--service-cluster-ip-range=10.96.0.0/16",
-            ],
-        )
-
     def _start_controllers(self) -> None:
-        kubeconfig = f"--kubeconfig={self.kubeconfig}"
         key, value = FAKE_NODE_ANNOTATION
-        self._spawn(
-            "kube-controller-manager",
-            [
-                str(self.bin_dir / "kube-controller-manager"),
-                kubeconfig,
-                "--leader-elect=false",
-                "--secure-port=0",
-                f"--controllers={CONTROLLERS}",
-                f"--service-account-private-key-file={self.workdir / 'sa.key'}",
-                f"--root-ca-file={self.ca_file}",
-            ],
-        )
-        self._spawn(
-            "kube-scheduler",
-            [
-                str(self.bin_dir / "kube-scheduler"),
-                kubeconfig,
-                "--leader-elect=false",
-                "--secure-port=0",
-            ],
-        )
+        self._spawn("kube-controller-manager", self.plane.controller_manager_argv())
+        self._spawn("kube-scheduler", self.plane.scheduler_argv())
         self._spawn(
             "kwok",
             [
                 str(self.bin_dir / "kwok"),
-                kubeconfig,
+                f"--kubeconfig={self.kubeconfig}",
                 "--manage-all-nodes=false",
                 f"--manage-nodes-with-annotation-selector={key}={value}",
                 "--manage-nodes-with-label-selector=",
@@ -286,19 +224,6 @@ class SimCluster:
             )
         self._procs.append((name, proc))
 
-    def _get(self, path: str) -> int:
-        context = ssl.create_default_context(cafile=str(self.ca_file))
-        request = urllib.request.Request(
-            self.server + path, headers={"Authorization": f"Bearer {self.admin_token}"}
-        )
-        try:
-            with urllib.request.urlopen(request, context=context, timeout=10) as response:
-                return int(response.status)
-        except urllib.error.HTTPError as exc:
-            return exc.code
-        except (urllib.error.URLError, OSError):
-            return 0
-
     def _wait_for(self, what: str, ready: Callable[[], bool]) -> None:
         deadline = time.monotonic() + STARTUP_TIMEOUT
         while not ready():
@@ -312,25 +237,6 @@ class SimCluster:
             if proc.poll() is not None:
                 tail = (self.workdir / f"{name}.log").read_text(errors="replace")[-3000:]
                 raise SimClusterError(f"{name} exited with {proc.returncode}:\n{tail}")
-
-
-def write_kubeconfig(
-    path: Path, server: str, ca_file: Path, token: str, user: str, namespace: str | None = None
-) -> None:
-    """A kubeconfig (JSON is valid YAML) for `server` with CA verification and a bearer token."""
-    context = {"cluster": "sim", "user": user} | ({"namespace": namespace} if namespace else {})
-    config = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [
-            {"name": "sim", "cluster": {"server": server, "certificate-authority": str(ca_file)}}
-        ],
-        "users": [{"name": user, "user": {"token": token}}],
-        "contexts": [{"name": user, "context": context}],
-        "current-context": user,
-    }
-    path.write_text(json.dumps(config, indent=2))
-    path.chmod(0o600)
 
 
 def main() -> None:
