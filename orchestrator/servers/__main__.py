@@ -156,7 +156,33 @@ def _write_source(data_root: Path, size: int | None, *, token_area: bool = False
         print(f"token area source {ensure_token_source(data_root, size)}", file=sys.stderr)
 
 
+def private_certdir(certdir: Path, run_dir: Path) -> Path:
+    """`certdir`, or a private copy of it when others may write to it: XrdTls refuses a CA
+    directory with group or world write access, and Kubernetes mounts a ConfigMap volume
+    (the chart's grid-security directory) exactly so (mode 0777, or 2775 with fsGroup)."""
+    if not certdir.is_dir() or certdir.stat().st_mode & 0o022 == 0:
+        return certdir
+    copy = run_dir / "certificates"
+    copy.mkdir(mode=0o755, parents=True, exist_ok=True)
+    copy.chmod(0o755)
+    for entry in certdir.iterdir():
+        if entry.name.startswith("..") or not entry.is_file():
+            continue  # the volume's own ..data links; the files are reached through names
+        target = copy / entry.name
+        target.write_bytes(entry.read_bytes())
+        target.chmod(0o644)
+    print(
+        f"CA directory {certdir} is writable by others (a Kubernetes volume); xrootd uses a "
+        f"private copy in {copy}",
+        file=sys.stderr,
+    )
+    return copy
+
+
 def _xrootd(args: argparse.Namespace) -> tuple[list[str], dict[str, str]] | None:
+    if args.exec:
+        args.run_dir.mkdir(parents=True, exist_ok=True)
+        args.certdir = private_certdir(args.certdir, args.run_dir)
     settings = XrootdSettings(
         name=args.name,
         data_root=args.data_root,
@@ -175,7 +201,6 @@ def _xrootd(args: argparse.Namespace) -> tuple[list[str], dict[str, str]] | None
     if not args.exec:
         sys.stdout.write(config)
         return None
-    args.run_dir.mkdir(parents=True, exist_ok=True)
     config_path = args.run_dir / "xrootd.cfg"
     config_path.write_text(config)
     for path, text in xrootd_files(settings).items():

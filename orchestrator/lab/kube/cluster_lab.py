@@ -20,7 +20,7 @@ from orchestrator.errors import UserError
 from orchestrator.lab import processes
 from orchestrator.lab.kube import addons, images, kernel_settings, node_agents, node_config
 from orchestrator.lab.kube.binaries import ClusterBinaries
-from orchestrator.lab.kube.control_plane import ControlPlane, KubeUser
+from orchestrator.lab.kube.control_plane import SERVICE_RANGE, ControlPlane, KubeUser
 from orchestrator.lab.kube.node_config import NodeLayout, pod_subnet
 from orchestrator.lab.network import in_namespace, run
 from orchestrator.lab.run_record import LabRun
@@ -174,8 +174,10 @@ def _prepare_node(record: LabRun, layout: NodeLayout, plane: ControlPlane) -> No
     assert plan.netns is not None
     run(in_namespace(network.router_namespace, "ip", "route", "add", subnet, "via", plan.address))
     run(["ip", "route", "add", subnet, "via", network.router_uplink_address])
-    run(in_namespace(plan.netns, "ip", "route", "add", node_config.POD_SUPERNET, "via",
-                     str(plan.gateway)))  # fmt: skip
+    # Other nodes' pods through the router; Service IPs need a route too, or a host-network
+    # pod's connect fails (ENETUNREACH) before kube-proxy's DNAT can rewrite it.
+    for destination in (node_config.POD_SUPERNET, SERVICE_RANGE):
+        run(in_namespace(plan.netns, "ip", "route", "add", destination, "via", str(plan.gateway)))
 
 
 def _start_agent(record: LabRun, layout: NodeLayout, service: str, argv: list[str]) -> None:
@@ -304,7 +306,7 @@ def cluster_status(record: LabRun, plans: Sequence[NodePlan]) -> dict[str, Any]:
             for a in cluster.agents
             if a.node == plan.name
         }
-        nodes[plan.name] = {"address": plan.address, "kubelet": states[plan.name], **agents}
+        nodes[plan.name] = {"address": plan.address, "state": states[plan.name], **agents}
     return {
         "server": cluster.server,
         "kubeconfig": str(kubeconfig_path(record)),
