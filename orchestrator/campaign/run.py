@@ -135,8 +135,12 @@ class Campaign:
             return await self._finish("failed", failed)
         self.endpoints = {e.name: e for e in discovered}
         self.ready = set(self.endpoints)
+        # Nodes of the mesh that cannot be measured now (a NotReady node, a crashing server)
+        # stay in the plan: their measurements are stored as failures saying why.
+        not_ready = getattr(self.discovery, "not_ready", dict)()
+        self.vanished.update({n: why for n, why in not_ready.items() if n not in self.ready})
         self._last_discovery = time.monotonic()
-        names = sorted(self.endpoints)
+        names = sorted(self.ready | set(self.vanished))
         await asyncio.to_thread(self._journal.set_state, "running", nodes=names)
         problem = self._cannot_start()
         if problem:
@@ -159,7 +163,9 @@ class Campaign:
     def _cannot_start(self) -> str:
         """Why this campaign cannot measure anything, or ""."""
         if len(self.endpoints) < 2:
-            return f"a campaign needs at least 2 ready nodes, discovery found {len(self.endpoints)}"
+            unready = "".join(f"; {why}" for why in self.vanished.values())
+            found = len(self.endpoints)
+            return f"a campaign needs at least 2 ready nodes, discovery found {found}{unready}"
         if self.settings.baseline:
             try:
                 for endpoint in self.endpoints.values():

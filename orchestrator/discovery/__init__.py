@@ -20,6 +20,10 @@ class Discovery(Protocol):
         """The nodes ready to be measured right now (call again to pick up changes)."""
         ...
 
+    # Optional: backends that know of nodes they cannot measure (a NotReady node) have
+    # `not_ready() -> dict[str, str]`, node -> why, as of the last discover(); a campaign
+    # stores those nodes' measurements as failures with that reason.
+
 
 DISCOVERY_BACKENDS: dict[str, Callable[..., Discovery]] = {
     "kubernetes": KubernetesDiscovery,

@@ -16,7 +16,7 @@ from orchestrator.errors import UserError
 from orchestrator.latency import PROBE_PORT_NAME
 
 if TYPE_CHECKING:
-    from kubernetes.client import ApiClient, CoreV1Api, V1Node, V1Pod
+    from kubernetes.client import ApiClient, CoreV1Api, V1Node, V1NodeCondition, V1Pod
 
 log = logging.getLogger(__name__)
 
@@ -141,6 +141,41 @@ def build_endpoints(
     return endpoints
 
 
+def unready_nodes(
+    xrootd_pods: Iterable[V1Pod],
+    gridftp_pods: Iterable[V1Pod],
+    nodes: Mapping[str, V1Node] | None,
+    ready: Iterable[str],
+) -> dict[str, str]:
+    """Nodes that run a server pod of ours but cannot be measured, and why: the node itself
+    NotReady (its kubelet stopped posting status), else the first pod that is not Ready."""
+    ready = set(ready)
+    reasons: dict[str, str] = {}
+    for component, pods in (("xrootd", xrootd_pods), ("gridftp", gridftp_pods)):
+        for pod in pods:
+            node_name = pod.spec.node_name
+            if not node_name or node_name in ready or node_name in reasons:
+                continue
+            if pod.metadata.deletion_timestamp is not None:
+                continue  # a rollout's old pod; its successor speaks for the node
+            node = (nodes or {}).get(node_name)
+            condition = _node_ready_condition(node)
+            if condition is not None and condition.status != "True":
+                message = condition.message or condition.reason or "no status"
+                reasons[node_name] = f"node {node_name} is NotReady: {message}"
+            elif not pod_is_ready(pod):
+                reasons[node_name] = (
+                    f"the {component} pod {pod.metadata.name} on {node_name} is not Ready"
+                )
+    return reasons
+
+
+def _node_ready_condition(node: V1Node | None) -> V1NodeCondition | None:
+    if node is None or node.status is None:
+        return None
+    return next((c for c in node.status.conditions or [] if c.type == "Ready"), None)
+
+
 # -- the client: in-cluster config, else kubeconfig -------------------------------------------
 
 
@@ -223,6 +258,7 @@ class KubernetesDiscovery:
         self.gridftp_selector = gridftp_selector
         self.site_labels = tuple(site_labels)
         self.link_label = link_label
+        self._not_ready: dict[str, str] = {}
 
     def discover(self) -> list[Endpoint]:
         from kubernetes import client
@@ -230,15 +266,23 @@ class KubernetesDiscovery:
         core = client.CoreV1Api(self.api_client)
         xrootd = self._list_pods(core, self.xrootd_selector)
         gridftp = self._list_pods(core, self.gridftp_selector)
+        nodes = self._nodes(core)
         endpoints = build_endpoints(
             xrootd,
             gridftp,
-            self._nodes(core),
+            nodes,
             site_labels=self.site_labels,
             link_label=self.link_label,
         )
+        self._not_ready = unready_nodes(xrootd, gridftp, nodes, (e.name for e in endpoints))
+        for name, why in self._not_ready.items():
+            log.warning("kubernetes discovery: %s cannot be measured: %s", name, why)
         log.info("kubernetes discovery: %d ready node(s) in %s", len(endpoints), self.namespace)
         return endpoints
+
+    def not_ready(self) -> dict[str, str]:
+        """Nodes with a server pod of ours that cannot be measured, and why (last discover)."""
+        return dict(self._not_ready)
 
     def _list_pods(self, core: CoreV1Api, selector: str) -> list[V1Pod]:
         from kubernetes.client.exceptions import ApiException

@@ -9,6 +9,8 @@ from kubernetes.client import (
     V1Container,
     V1ContainerPort,
     V1Node,
+    V1NodeCondition,
+    V1NodeStatus,
     V1ObjectMeta,
     V1Pod,
     V1PodCondition,
@@ -16,7 +18,7 @@ from kubernetes.client import (
     V1PodStatus,
 )
 
-from orchestrator.discovery.kubernetes import build_endpoints, pod_is_ready
+from orchestrator.discovery.kubernetes import build_endpoints, pod_is_ready, unready_nodes
 from orchestrator.endpoints import Endpoint
 
 T0 = dt.datetime(2026, 11, 21, 12, 0, tzinfo=dt.UTC)
@@ -148,3 +150,29 @@ def test_pending_pod_is_not_ready() -> None:
     )
     assert not pod_is_ready(pending)
     assert pod_is_ready(xrootd("a", "10.0.0.1"))
+
+
+def not_ready_node(name: str, message: str) -> V1Node:
+    condition = V1NodeCondition(type="Ready", status="Unknown", reason="NodeStatusUnknown",
+                                message=message)  # fmt: skip
+    return V1Node(metadata=V1ObjectMeta(name=name), status=V1NodeStatus(conditions=[condition]))
+
+
+def test_nodes_with_our_pods_that_cannot_be_measured_say_why() -> None:
+    xrootd_pods = [xrootd("a", "10.0.0.1"), xrootd("b", "10.0.0.2", ready="False"),
+                   xrootd("c", "10.0.0.3", ready="False"), xrootd("d", "10.0.0.4")]  # fmt: skip
+    gridftp_pods = [gridftp("a", "10.0.0.1"), gridftp("b", "10.0.0.2", ready="False"),
+                    gridftp("c", "10.0.0.3"), gridftp("d", "10.0.0.4", deleting=True)]  # fmt: skip
+    nodes = {
+        "a": node("a", {}),
+        "b": not_ready_node("b", "Kubelet stopped posting node status."),
+        "c": node("c", {}),
+        "d": node("d", {}),
+    }
+    ready = [e.name for e in build_endpoints(xrootd_pods, gridftp_pods, nodes)]
+    assert ready == ["a"]
+    reasons = unready_nodes(xrootd_pods, gridftp_pods, nodes, ready)
+    assert reasons == {
+        "b": "node b is NotReady: Kubelet stopped posting node status.",
+        "c": "the xrootd pod p-c on c is not Ready",
+    }  # d: only a rollout's old gridftp pod is missing, its successor is on the way

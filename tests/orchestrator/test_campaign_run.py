@@ -57,6 +57,17 @@ class Fixed:
         return [n for n in self.nodes if n.name != gone]
 
 
+class WithUnready(Fixed):
+    """Discovery that also knows of nodes it cannot measure (a NotReady node, say)."""
+
+    def __init__(self, names: str, unready: dict[str, str]) -> None:
+        super().__init__(names)
+        self.unready = unready
+
+    def not_ready(self) -> dict[str, str]:
+        return dict(self.unready)
+
+
 class Broken:
     def discover(self) -> list[Endpoint]:
         raise ConnectionError("the cluster API does not answer")
@@ -149,6 +160,29 @@ def test_a_vanished_node_fails_its_remaining_measurements_as_connect(tmp_path: P
         assert {t["error_class"] for t in m["transfers"]} == {"connect"}
         assert m["transfers"][0]["message"].startswith("node b is no longer ready")
     assert sum(1 for m in result.measurements if m["failed"] == 0) == 6 - len(vanished)
+
+
+def test_a_node_known_but_not_ready_stays_in_the_plan_as_failures_with_its_reason(
+    tmp_path: Path,
+) -> None:
+    reporter = Collecting()
+    why = "node c is NotReady: Kubelet stopped posting node status."
+    result = campaign(SMALL, WithUnready("ab", {"c": why}), tmp_path, reporter=reporter).run()
+    assert (result.state, result.nodes, result.total) == ("finished", ["a", "b", "c"], 6)
+    failed = [m for m in reporter.measurements if m["failed"]]
+    assert sorted((m["src"], m["dst"]) for m in failed) == [
+        ("a", "c"), ("b", "c"), ("c", "a"), ("c", "b")
+    ]  # fmt: skip
+    assert {m["transfers"][0]["message"] for m in failed} == {why}
+    assert {m["transfers"][0]["error_class"] for m in failed} == {"connect"}
+    assert len(reporter.measurements) == 6  # nothing lost, nothing attempted on c
+
+
+def test_one_ready_node_and_one_not_ready_fails_the_campaign_saying_why(tmp_path: Path) -> None:
+    why = "node b is NotReady: Kubelet stopped posting node status."
+    result = campaign(SMALL, WithUnready("a", {"b": why}), tmp_path).run()
+    assert result.state == "failed"
+    assert result.message == f"a campaign needs at least 2 ready nodes, discovery found 1; {why}"
 
 
 def test_a_crashing_measurement_is_a_failed_record(tmp_path: Path) -> None:
