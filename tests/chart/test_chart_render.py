@@ -143,6 +143,22 @@ def test_the_orchestrator_may_do_exactly_what_discovery_needs(helm: Helm) -> Non
     assert cluster_role == [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list"]}]
 
 
+def test_a_client_certificate_from_a_secret_is_copied_to_a_key_its_user_owns(helm: Helm) -> None:
+    """GSI refuses a group-readable key or one owned by root, as a Secret volume's are."""
+    spec = find(helm.template("client-secret-values.yaml"), "Deployment", "-orchestrator")
+    pod = spec["spec"]["template"]["spec"]
+    (init,) = pod["initContainers"]
+    assert (
+        "install -m 0600 /run/client-secret/userkey.pem /etc/grid-security/tpc-bench/"
+        in (init["command"][-1])
+    )
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    assert volumes["client-credentials"]["emptyDir"]["medium"] == "Memory"
+    assert volumes["client-secret"]["secret"]["secretName"]
+    mounts = {m["name"] for c in pod["containers"] for m in c["volumeMounts"]}
+    assert "client-secret" not in mounts  # only the copy reaches the orchestrator
+
+
 def test_only_the_signer_touches_the_ca_secret(helm: Helm) -> None:
     objects = helm.template()
     ca_secret = find(objects, "Secret", "-ca")["metadata"]["name"]
