@@ -4,6 +4,7 @@
 #   make test    install what is needed and run the whole test suite
 #   make bench   print the benchmark ratios (fidelity, webapp scale, planner, WAN emulation, clients)
 #   make images  build the container images (podman; the Debian base once, cached)
+#   make kubenode  build what the lab's real Kubernetes nodes run (kubelet, images; cached)
 #   make lint    ruff, hadolint, helm lint
 
 PYTHON ?= python3
@@ -11,10 +12,10 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: help demo demo-wan demo-down test bench lint images helm chart system-deps venv postgres simcluster delayline clean
+.PHONY: help demo demo-wan demo-down test bench lint images kubenode helm chart system-deps venv postgres simcluster delayline clean
 
 help:
-	@sed -n '2,8p' Makefile | sed 's/^# *//'
+	@sed -n '2,9p' Makefile | sed 's/^# *//'
 
 system-deps:
 	@scripts/install-system-deps.sh
@@ -44,6 +45,11 @@ delayline: system-deps
 images: system-deps
 	@images/build.sh >/dev/null
 
+# What the lab's real Kubernetes nodes run: kubelet and kube-proxy (the control plane's Go
+# module), CoreDNS, and the pause, coredns and postgres images; built once, cached.
+kubenode: system-deps images
+	@scripts/kubenode/build.sh >/dev/null
+
 # helm, built once from the Go module proxy and cached like the control plane.
 HELM = $(or $(TPCBENCH_HELM_CACHE),/var/cache/tpc-bench/helm/bin)/helm
 helm:
@@ -52,10 +58,10 @@ helm:
 chart: helm
 	$(HELM) package charts/tpc-bench --destination build
 
-test: system-deps venv postgres simcluster images helm delayline
+test: system-deps venv postgres simcluster images kubenode helm delayline
 	$(VENV)/bin/ruff check --quiet .
 	$(VENV)/bin/ruff format --check --quiet .
-	$(VENV)/bin/hadolint images/Dockerfile images/Dockerfile.osg
+	$(VENV)/bin/hadolint images/Dockerfile images/Dockerfile.osg images/lab/Dockerfile
 	$(HELM) lint --strict --quiet charts/tpc-bench
 	$(PY) -m pytest $(PYTEST_ARGS)
 
@@ -74,7 +80,7 @@ bench: system-deps venv postgres delayline
 lint: venv helm
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/hadolint images/Dockerfile images/Dockerfile.osg
+	$(VENV)/bin/hadolint images/Dockerfile images/Dockerfile.osg images/lab/Dockerfile
 	$(HELM) lint --strict charts/tpc-bench
 
 clean:

@@ -3,6 +3,7 @@
 #   images/build.sh                 base (once) + xrootd gridftp orchestrator webapp
 #   images/build.sh xrootd gridftp  only these (the base is made when missing)
 #   images/build.sh --tags          print the image names this checkout builds, build nothing
+#   images/build.sh --base-only     only the base (what scripts/kubenode/build.sh starts from)
 # The base, localhost/debian:bookworm, comes from debootstrap (no registry needed); its root
 # file system is kept in $TPCBENCH_IMAGE_CACHE (/var/cache/tpc-bench/images) so a machine
 # whose podman storage was wiped re-imports it in seconds. podman's layer cache makes a
@@ -25,6 +26,8 @@ if [ "${1:-}" = "--tags" ]; then
   for image in "${ALL_IMAGES[@]}"; do tag_of "$image"; done
   exit 0
 fi
+base_only=false
+if [ "${1:-}" = "--base-only" ]; then base_only=true; shift; fi
 images=("$@")
 [ ${#images[@]} -gt 0 ] || images=("${ALL_IMAGES[@]}")
 for image in "${images[@]}"; do
@@ -75,6 +78,7 @@ secret=()
 [ -s "$ca_bundle" ] && secret=(--secret "id=ca-bundle,src=$ca_bundle")
 
 ensure_base
+if $base_only; then echo "$BASE"; exit 0; fi
 for image in "${images[@]}"; do
   start=$SECONDS
   tag="$(tag_of "$image")"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages tpc-bench needs, skipping what is already there.
-# Usage: scripts/install-system-deps.sh [GROUP ...]   groups: base lab postgres browser cluster images
+# Usage: scripts/install-system-deps.sh [GROUP ...]
+#   groups: base lab postgres browser cluster images kubenode kubenode-build
 set -euo pipefail
 
 declare -A GROUP_PACKAGES=(
@@ -10,10 +11,14 @@ declare -A GROUP_PACKAGES=(
   [browser]="chromium"
   [cluster]="etcd-server"
   [images]="podman buildah debootstrap runc uidmap fuse-overlayfs slirp4netns"
+  # What a real Kubernetes node of the lab runs beside kubelet (tpcbench lab up --kubernetes).
+  [kubenode]="containerd iptables containernetworking-plugins conntrack"
+  # What scripts/kubenode/build.sh needs besides Go: a static C pause program, file capabilities.
+  [kubenode-build]="gcc libc6-dev libcap2-bin"
 )
 
 groups=("$@")
-[ ${#groups[@]} -gt 0 ] || groups=(base lab postgres browser cluster images)
+[ ${#groups[@]} -gt 0 ] || groups=(base lab postgres browser cluster images kubenode kubenode-build)
 
 wanted=()
 for g in "${groups[@]}"; do

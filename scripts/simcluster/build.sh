@@ -38,12 +38,9 @@ trap 'rm -rf "$work"' EXIT
 cp "$here/build/go.mod" "$here/build/main.go" "$work/"
 [ -f "$here/build/go.sum" ] && cp "$here/build/go.sum" "$work/"
 
-ldflags="-s -w"
-for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-  ldflags="$ldflags -X $p.gitVersion=$K8S_VERSION -X $p.gitMajor=1 -X $p.gitMinor=31"
-  ldflags="$ldflags -X $p.gitTreeState=clean -X $p.gitCommit=0000000000000000000000000000000000000000"
-  ldflags="$ldflags -X $p.buildDate=2024-12-10T00:00:00Z"
-done
+# shellcheck source=ldflags.sh
+source "$here/ldflags.sh"
+ldflags="$(k8s_ldflags "$K8S_VERSION")"
 
 start=$SECONDS
 (
