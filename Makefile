@@ -46,7 +46,8 @@ images: system-deps
 	@images/build.sh >/dev/null
 
 # What the lab's real Kubernetes nodes run: kubelet and kube-proxy (the control plane's Go
-# module), CoreDNS, and the pause, coredns and postgres images; built once, cached.
+# module; kubectl too, for users), CoreDNS, and the pause, coredns and postgres images;
+# built once, cached.
 kubenode: system-deps images
 	@scripts/kubenode/build.sh >/dev/null
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds what the lab's real Kubernetes nodes run (tpcbench lab up --kubernetes) ONCE into a
-# machine-wide cache: kubelet and kube-proxy v1.31.4 from the control plane's own Go module
-# (scripts/simcluster/build), CoreDNS v1.11.3 (static), our static pause program
+# machine-wide cache: kubelet, kube-proxy and kubectl (for users of a cluster lab) v1.31.4
+# from the control plane's own Go module (scripts/simcluster/build), CoreDNS v1.11.3
+# (static), our static pause program
 # (images/lab/pause.c), and three images with podman (images/lab/Dockerfile):
 # localhost/tpc-bench/pause:3.10, localhost/tpc-bench/coredns:1.11.3 and
 # localhost/tpc-bench/postgres:15 (FROM the base images/build.sh makes).
@@ -15,7 +16,7 @@ K8S_VERSION=v1.31.4
 COREDNS_VERSION=v1.11.3
 PAUSE_VERSION=3.10
 POSTGRES_MAJOR=15
-BINARIES=(kubelet kube-proxy coredns pause)
+BINARIES=(kubelet kube-proxy kubectl coredns pause)
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
@@ -38,8 +39,10 @@ TARGETS=(pause coredns postgres)
 hash_of() { cat "$@" | sha256sum | cut -c1-16; }
 # What each binary is made from; the whole recipe (these, the images' files, this script)
 # is in the stamp. The images built are recorded by id in $cache/.images.
+kube_want="kubernetes=$K8S_VERSION recipe=$(hash_of "$kbuild/go.mod" "$kbuild/go.sum" "$repo/scripts/simcluster/ldflags.sh")"
 declare -A PART_WANT=(
-  [kube]="kubernetes=$K8S_VERSION recipe=$(hash_of "$kbuild/go.mod" "$kbuild/go.sum" "$repo/scripts/simcluster/ldflags.sh")"
+  [kube]="$kube_want"
+  [kubectl]="$kube_want"
   [coredns]="coredns=$COREDNS_VERSION"
   [pause]="pause=$PAUSE_VERSION source=$(hash_of "$lab/pause.c")"
 )
@@ -91,7 +94,9 @@ go_build_turn() {  # Go is there, and no control-plane build runs beside ours
   go_ready=true
 }
 
-if ! part_cached kube kubelet kube-proxy; then
+k8s_build() {  # part command...: k8s.io/kubernetes/cmd/<command> from the control plane's module
+  local part=$1 c
+  shift
   go_build_turn
   # shellcheck source=../simcluster/ldflags.sh
   source "$repo/scripts/simcluster/ldflags.sh"
@@ -99,15 +104,20 @@ if ! part_cached kube kubelet kube-proxy; then
   # A scratch copy of the control plane's module: -mod=mod may record sums, never in the repo.
   mkdir -p "$work/kbuild"
   cp "$kbuild/go.mod" "$kbuild/go.sum" "$kbuild/main.go" "$work/kbuild/"
-  for c in kubelet kube-proxy; do
+  for c in "$@"; do
     start=$SECONDS
     echo "kubenode/build: $c $K8S_VERSION" >&2
     (cd "$work/kbuild" && GOFLAGS=-mod=mod nice -n 10 go build -ldflags "$ldflags" -o "$work/bin/$c" "k8s.io/kubernetes/cmd/$c")
     install -m 0755 "$work/bin/$c" "$bin/$c"
     echo "kubenode/build: $c done in $((SECONDS - start)) s" >&2
   done
-  echo "${PART_WANT[kube]}" >"$bin/.kube.version"
-fi
+  echo "${PART_WANT[$part]}" >"$bin/.$part.version"
+}
+
+# (if, not ||: errexit does not reach into a function called on the left of || or &&)
+if ! part_cached kube kubelet kube-proxy; then k8s_build kube kubelet kube-proxy; fi
+# kubectl is no node agent: it is for the cluster lab's users (tpcbench lab kubeconfig).
+if ! part_cached kubectl kubectl; then k8s_build kubectl kubectl; fi
 
 if ! part_cached coredns coredns; then
   go_build_turn

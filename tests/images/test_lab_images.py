@@ -1,7 +1,8 @@
 """What a lab's real Kubernetes nodes run (scripts/kubenode/build.sh, images/lab/): kubelet and
-kube-proxy of the control plane's release, CoreDNS, the pod sandbox's pause image, and the
-chart's bundled PostgreSQL, which must honour docker.io/library/postgres's contract the way
-charts/tpc-bench/templates/database.yaml runs it (uid 999, fsGroup volume, POSTGRES_*).
+kube-proxy of the control plane's release (and kubectl, for users), CoreDNS, the pod
+sandbox's pause image, and the chart's bundled PostgreSQL, which must honour
+docker.io/library/postgres's contract the way charts/tpc-bench/templates/database.yaml runs
+it (uid 999, fsGroup volume, POSTGRES_*).
 
 Containers that need a network get a fresh namespace of their own (`ip netns add`) holding
 only a private address: nothing on the host's side changes. Clients reach them from inside it.
@@ -115,6 +116,11 @@ def test_kubelet_and_kube_proxy_are_the_control_planes_release(
 ) -> None:
     out = run(str(kubenode / "bin" / program), "--version").stdout
     assert out.strip() == f"Kubernetes {K8S_VERSION}"
+
+
+def test_kubectl_for_users_is_the_same_release(kubenode: Path) -> None:
+    out = run(str(kubenode / "bin" / "kubectl"), "version", "--client").stdout
+    assert out.splitlines()[0] == f"Client Version: {K8S_VERSION}"
 
 
 def test_coredns_is_the_release_kubernetes_1_31_ships_and_static(kubenode: Path) -> None:
