@@ -166,9 +166,7 @@ def _prepare_node(record: LabRun, layout: NodeLayout, plane: ControlPlane) -> No
     (layout.config_dir / "containerd.toml").write_text(node_config.containerd_config(layout))
     (layout.cni_conf_dir / "10-tpcbench.conflist").write_text(node_config.cni_config(layout))
     layout.resolv_conf.write_text("# tpc-bench lab: no resolver outside the cluster\n")
-    (layout.config_dir / "kubelet.json").write_text(
-        node_config.kubelet_config(layout, layout.config_dir / "kubelet.kubeconfig")
-    )
+    (layout.config_dir / "kubelet.json").write_text(node_config.kubelet_config(layout))
     node_agents.make_cgroups(layout.cgroup_root)
     subnet = pod_subnet(plan)
     assert plan.netns is not None

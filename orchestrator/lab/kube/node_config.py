@@ -151,9 +151,8 @@ def cni_config(layout: NodeLayout) -> str:
     return json.dumps(config, indent=2) + "\n"
 
 
-def kubelet_config(layout: NodeLayout, kubeconfig: Path) -> str:
-    """A KubeletConfiguration (JSON is YAML) for this node; `kubeconfig` is how it logs in."""
-    del kubeconfig  # passed on the command line; kept in the signature for the reader
+def kubelet_config(layout: NodeLayout) -> str:
+    """A KubeletConfiguration (JSON is YAML) for this node (its kubeconfig is an argument)."""
     plan = layout.plan
     config = {
         "apiVersion": "kubelet.config.k8s.io/v1beta1",
