@@ -123,11 +123,26 @@ def cluster_dns() -> list[dict[str, Any]]:
             "kind": "Deployment",
             "metadata": _meta("coredns", ns, labels=labels),
             "spec": {
-                "replicas": 1,
+                # two on different nodes, as clusters run it: names still resolve while one
+                # node's kubelet is down (its pods leave the Service's endpoints)
+                "replicas": 2,
                 "selector": {"matchLabels": labels},
                 "template": {
                     "metadata": {"labels": labels},
                     "spec": {
+                        "affinity": {
+                            "podAntiAffinity": {
+                                "preferredDuringSchedulingIgnoredDuringExecution": [
+                                    {
+                                        "weight": 100,
+                                        "podAffinityTerm": {
+                                            "labelSelector": {"matchLabels": labels},
+                                            "topologyKey": "kubernetes.io/hostname",
+                                        },
+                                    },
+                                ]
+                            }
+                        },
                         "serviceAccountName": "coredns",
                         "dnsPolicy": "Default",
                         "securityContext": {
