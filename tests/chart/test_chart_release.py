@@ -261,7 +261,7 @@ def test_discovery_with_the_orchestrator_account_finds_exactly_the_labelled_node
 def test_the_helm_test_discovery_hook_passes(release: Release, cluster_helm: Helm) -> None:
     hooks = yaml.safe_load_all(cluster_helm.run("get", "hooks", RELEASE, "-n", NAMESPACE).stdout)
     pods = [h for h in hooks if h and h["metadata"]["annotations"]["helm.sh/hook"] == "test"]
-    assert len(pods) == 2  # the webapp hook runs against a real webapp in test_chart_e2e.py
+    assert len(pods) == 2  # both hooks run on real kubelets in test_chart_on_kubelets.py
     discovery = next(p for p in pods if p["spec"]["containers"][0].get("args"))
     assert discovery["spec"]["serviceAccountName"] == f"{FULLNAME}-orchestrator"
     args = discovery["spec"]["containers"][0]["args"]

@@ -99,15 +99,16 @@ def start_cluster(
     _start_control_plane(record, plane, binaries)
 
     nodes = layouts(record, plans)
+    template = images.template_root(image_tags)  # every image, imported once per image set
     for layout in nodes:
         cluster.nodes.append(layout.plan.name)
         record.save()
         _prepare_node(record, layout, plane)
+        images.seed_node(layout, template)
         containerd_config = str(layout.config_dir / "containerd.toml")
         _start_agent(record, layout, "containerd", ["containerd", "--config", containerd_config])
     for layout in nodes:
         _wait_for(f"containerd on {layout.plan.name}", layout.containerd_socket.exists, record)
-    images.import_everywhere(nodes, image_tags)
     for layout in nodes:
         config = layout.config_dir
         kubeconfig = plane.write_kubeconfig(
