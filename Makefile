@@ -2,7 +2,7 @@
 #   make demo    start a lab of real XRootD/GridFTP servers, run a campaign, serve the dashboard
 #   make demo-wan  the demo, then the shape of the paper's Figures 7 and 8 from its API
 #   make test    install what is needed and run the whole test suite
-#   make bench   print the benchmark ratios (fidelity, webapp scale, planner, WAN emulation, clients)
+#   make bench   print the benchmark ratios (fidelity, webapp scale, planner, WAN emulation, clients, cluster)
 #   make images  build the container images (podman; the Debian base once, cached)
 #   make kubenode  build what the lab's real Kubernetes nodes run (kubelet, images; cached)
 #   make lint    ruff, hadolint, helm lint
