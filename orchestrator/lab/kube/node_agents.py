@@ -60,15 +60,20 @@ def make_cgroups(root: str) -> None:
                     (folder / name).write_text(parent_value)
 
 
+def _subtree(folder: Path) -> list[Path]:
+    """`folder` and every cgroup below it, deepest first; cgroups that vanish while we walk
+    (a container's, removed by runc at that moment) are simply not there."""
+    found = [Path(top) for top, _, _ in os.walk(folder, onerror=lambda _: None)]
+    return sorted(found, key=lambda p: -len(p.parts))
+
+
 def cgroup_pids(root: str) -> set[int]:
     """Every process anywhere below the node's cgroup root."""
     pids: set[int] = set()
     for folder in cgroup_dirs(root):
-        if not folder.is_dir():
-            continue
-        for procs in folder.rglob("cgroup.procs"):
-            with contextlib.suppress(OSError):
-                pids.update(int(p) for p in procs.read_text().split())
+        for cgroup in _subtree(folder):
+            with contextlib.suppress(OSError, ValueError):
+                pids.update(int(p) for p in (cgroup / "cgroup.procs").read_text().split())
     return pids
 
 
@@ -76,17 +81,14 @@ def remove_cgroups(root: str) -> list[str]:
     """rmdir the node's cgroups depth-first; what could not be removed."""
     problems = []
     for folder in cgroup_dirs(root):
-        if not folder.is_dir():
-            continue
-        for sub in sorted(
-            (p for p in folder.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)
-        ):
-            with contextlib.suppress(OSError):
-                sub.rmdir()
-        try:
-            folder.rmdir()
-        except OSError as exc:
-            problems.append(f"cgroup {folder}: {exc.strerror}")
+        for cgroup in _subtree(folder):
+            try:
+                cgroup.rmdir()
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                if cgroup == folder:
+                    problems.append(f"cgroup {folder}: {exc.strerror}")
     return problems
 
 
