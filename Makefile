@@ -1,6 +1,7 @@
 # tpc-bench: the index of what you can do.
 #   make demo    start a lab of real XRootD/GridFTP servers, run a campaign, serve the dashboard
 #   make demo-wan  the demo, then the shape of the paper's Figures 7 and 8 from its API
+#   make demo-cluster  the demo on a real Kubernetes cluster in the lab: helm install, a campaign
 #   make test    install what is needed and run the whole test suite
 #   make bench   print the benchmark ratios (fidelity, webapp scale, planner, WAN emulation, clients, cluster)
 #   make images  build the container images (podman; the Debian base once, cached)
@@ -12,10 +13,10 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: help demo demo-wan demo-down test bench lint images kubenode helm chart system-deps venv postgres simcluster delayline clean
+.PHONY: help demo demo-wan demo-cluster demo-down test bench lint images kubenode helm chart system-deps venv postgres simcluster delayline clean
 
 help:
-	@sed -n '2,9p' Makefile | sed 's/^# *//'
+	@sed -n '2,10p' Makefile | sed 's/^# *//'
 
 system-deps:
 	@scripts/install-system-deps.sh
@@ -66,8 +67,15 @@ test: system-deps venv postgres simcluster images kubenode helm delayline
 	$(HELM) lint --strict --quiet charts/tpc-bench
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-demo: system-deps venv delayline
+# The cluster demo (make demo-cluster, or DEMO_RUNTIME=kubernetes make demo) also needs the
+# control plane, the images, the node agents and helm.
+DEMO_CLUSTER_DEPS = simcluster images kubenode helm
+
+demo: system-deps venv delayline $(if $(filter kubernetes,$(DEMO_RUNTIME)),$(DEMO_CLUSTER_DEPS))
 	@scripts/demo.sh
+
+demo-cluster: system-deps venv delayline $(DEMO_CLUSTER_DEPS)
+	@DEMO_RUNTIME=kubernetes scripts/demo.sh
 
 demo-wan: demo
 	@scripts/demo.sh figures

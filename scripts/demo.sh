@@ -13,6 +13,11 @@
 #   (3: seconds of iperf3 per ordered pair before its transfers, the pair pages' link line;
 #   off for none), DEMO_AUTH (x509,token: how transfers are authorized; token is https's),
 #   DEMO_CLIENT (native; native,gfal2 adds gfal-copy as a second client).
+# DEMO_RUNTIME=kubernetes (make demo-cluster): a cluster lab (tpcbench lab up --kubernetes) on
+#   the same WAN, helm install of charts/tpc-bench with ci/lab-values.yaml (whose campaign
+#   settings apply: DEMO_FILE_SIZE, DEMO_TRANSFERS, DEMO_STREAMS, DEMO_PROTOCOLS, DEMO_PORT,
+#   DEMO_BASELINE, DEMO_AUTH and DEMO_CLIENT do not), a run-now campaign through the webapp
+#   pod, the dashboard on the webapp's NodePort.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -42,6 +47,8 @@ export DATABASE_URL=${DATABASE_URL:-sqlite:///$DEMO_DIR/db.sqlite3}
 export DJANGO_SECRET_KEY=$(cat "$DEMO_DIR/secret-key")
 export DJANGO_STATIC_ROOT=$DEMO_DIR/static
 
+fail() { echo "demo: $*" >&2; exit 1; }
+
 stop_dashboard() {
   if [ -s "$DEMO_DIR/webapp.pid" ] && kill -0 "$(cat "$DEMO_DIR/webapp.pid")" 2>/dev/null; then
     kill "$(cat "$DEMO_DIR/webapp.pid")" && echo "demo: dashboard stopped"
@@ -51,12 +58,171 @@ stop_dashboard() {
 
 if [ "${1:-}" = "down" ]; then
   stop_dashboard
-  $TPCBENCH lab down
+  $TPCBENCH lab down  # a cluster lab too: the release goes with its cluster
+  rm -f "$DEMO_DIR/dashboard-url" "$DEMO_DIR/release-args"
   exit 0
 fi
 if [ "${1:-}" = "figures" ]; then
-  exec $PY scripts/wan_figures.py "$URL"
+  exec $PY scripts/wan_figures.py "$(cat "$DEMO_DIR/dashboard-url" 2>/dev/null || echo "$URL")"
 fi
+
+# DEMO_RUNTIME=kubernetes: the chart's pods on real kubelets in the lab's namespaces.
+NAMESPACE=tpc-bench
+RELEASE=tpc-bench
+HELM=${TPCBENCH_HELM_CACHE:-/var/cache/tpc-bench/helm/bin}/helm
+KUBECTL=${TPCBENCH_KUBENODE_CACHE:-/var/cache/tpc-bench/kubenode}/bin/kubectl
+LAB_VALUES=charts/tpc-bench/ci/lab-values.yaml
+INSTALL_TIMEOUT=${DEMO_INSTALL_TIMEOUT:-20m}
+if [ "$RUNTIME" = kubernetes ] && [ "$(id -u)" -ne 0 ]; then
+  fail "DEMO_RUNTIME=kubernetes needs root (kubelets run in the lab's network namespaces); run: sudo make demo-cluster"
+fi
+
+elapsed() { printf '%dm%02ds' $((($SECONDS - $1) / 60)) $((($SECONDS - $1) % 60)); }
+
+# The release's pods as "total ready": ready when Running with every container ready.
+pods_ready() {
+  "$KUBECTL" -n "$NAMESPACE" get pods -l "app.kubernetes.io/instance=$RELEASE" --no-headers 2>/dev/null \
+    | awk '{split($2, r, "/"); total++; if ($3 == "Running" && r[1] == r[2]) ready++} END {print total + 0, ready + 0}'
+}
+
+# The webapp's API through its NodePort, with the release's API token.
+api() {  # METHOD PATH [BODY]
+  curl -fsS --max-time 30 -X "$1" -H "Authorization: Token $TOKEN" -H 'Content-Type: application/json' \
+    ${3:+-d "$3"} "$DASHBOARD$2"
+}
+
+json() {  # EXPRESSION...: evaluated on the JSON document on stdin (as `d`), space-separated
+  $PY -c "import json, sys; d = json.load(sys.stdin); print(*[$1])"
+}
+
+cluster_demo() {
+  local lab_args="--kubernetes --nodes $NODES ${WAN_ARGS[*]}" start=$SECONDS step
+  [ -x "$HELM" ] || fail "helm is not built; run: make helm"
+  [ -x "$KUBECTL" ] || fail "kubectl is not built; run: make kubenode"
+  stop_dashboard  # a process demo's dashboard would show another lab's results
+
+  echo "demo: [1/5] cluster lab of $NODES nodes: a control plane here, containerd + kubelet + kube-proxy in each node"
+  [ "$WAN" = "off" ] || echo "demo:       emulated WAN: RTTs $WAN, links $LINK, TCP buffers $TCP_BUFFER (DEMO_WAN=off: none)"
+  if $TPCBENCH lab status >/dev/null 2>&1 && [ "$(cat "$DEMO_DIR/lab-args" 2>/dev/null)" = "$lab_args" ]; then
+    echo "demo: a cluster lab is already running; reusing it (make demo-down stops it)"
+  else
+    if [ -e "$TPCBENCH_HOME/lab/run.json" ]; then
+      echo "demo: the running lab has other settings than these; restarting it"
+      $TPCBENCH lab down >/dev/null || fail "the running lab did not stop; run: make demo-down"
+    fi
+    rm -f "$DEMO_DIR/lab-args"
+    step=$SECONDS
+    # shellcheck disable=SC2086  # lab_args is word lists on purpose
+    $TPCBENCH lab up $lab_args \
+      || fail "the cluster lab did not come up (the error is above); run: make demo-down, then make demo-cluster"
+    echo "$lab_args" > "$DEMO_DIR/lab-args"
+    echo "demo:       cluster lab up in $(elapsed "$step")"
+  fi
+  KUBECONFIG=$($TPCBENCH lab kubeconfig) || fail "no cluster lab is running; run: make demo-cluster"
+  export KUBECONFIG
+  # The nodes' link capacity as a site labels it (docs/install.md): the campaign reports it
+  # and the grid's thresholds follow it, as in the process demo. lab up does not label it.
+  if [ "$LINK" != "off" ]; then
+    local gbps
+    gbps=$($PY -c 'import sys; from orchestrator.lab.wan_profile import parse_rate_gbit; print(f"{parse_rate_gbit(sys.argv[1]):g}")' "$LINK")
+    "$KUBECTL" label node --all --overwrite "tpc-bench/link-gbps=$gbps" >/dev/null \
+      || fail "labelling the nodes failed; run: make demo-down, then make demo-cluster"
+    echo "demo:       every node labelled tpc-bench/link-gbps=$gbps (its link capacity; the grid's thresholds follow it)"
+  fi
+
+  # Serving the dashboard to this machine is all the demo adds to the lab values: a NodePort,
+  # answered on every node's lab address.
+  local addresses
+  addresses=$($TPCBENCH lab status --json | json '",".join(n["address"] for n in d["nodes"])') \
+    || fail "lab status failed; run: make demo-down, then make demo-cluster"
+  echo "demo: [2/5] helm install $RELEASE charts/tpc-bench --values $LAB_VALUES (namespace $NAMESPACE; the webapp on a NodePort)"
+  local helm_args=(upgrade --install "$RELEASE" charts/tpc-bench --namespace "$NAMESPACE" --create-namespace
+    --values "$LAB_VALUES" --set webapp.service.type=NodePort --set "webapp.allowedHosts={$addresses}")
+  local chart_hash release_args
+  chart_hash=$(find charts/tpc-bench -type f -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16)
+  release_args="${helm_args[*]} chart=$chart_hash"
+  step=$SECONDS
+  # A release is reused only when the demo installed it with these values and this chart.
+  if [ "$("$HELM" -n "$NAMESPACE" status "$RELEASE" -o json 2>/dev/null | json 'd["info"]["status"]' 2>/dev/null)" = deployed ] \
+      && [ "$(cat "$DEMO_DIR/release-args" 2>/dev/null)" = "$release_args" ]; then
+    echo "demo: the release is installed with these values; reusing it"
+  else
+    rm -f "$DEMO_DIR/release-args"
+    "$HELM" "${helm_args[@]}" --wait --timeout "$INSTALL_TIMEOUT" >"$DEMO_DIR/helm.log" 2>&1 &
+    local helm_pid=$! shown="" now
+    while kill -0 "$helm_pid" 2>/dev/null; do
+      read -r total ready < <(pods_ready)
+      now="$ready/$total"
+      if [ "$now" != "$shown" ]; then
+        echo "demo:       pods Ready: $now ($(elapsed "$step"))"
+        shown=$now
+      fi
+      sleep 5
+    done
+    wait "$helm_pid" || fail "helm install failed or timed out ($(tail -n 1 "$DEMO_DIR/helm.log")); look: KUBECONFIG=$KUBECONFIG $KUBECTL -n $NAMESPACE get pods"
+    echo "$release_args" > "$DEMO_DIR/release-args"
+  fi
+  "$KUBECTL" -n "$NAMESPACE" wait --for=condition=Ready pod -l "app.kubernetes.io/instance=$RELEASE" --timeout=120s >/dev/null \
+    || fail "not every pod is Ready; look: KUBECONFIG=$KUBECONFIG $KUBECTL -n $NAMESPACE get pods"
+  read -r total ready < <(pods_ready)
+  echo "demo:       every pod Ready: $ready/$total ($(elapsed "$step"))"
+
+  local host port
+  host=$("$KUBECTL" -n "$NAMESPACE" get pod -l app.kubernetes.io/component=webapp,app.kubernetes.io/instance=$RELEASE \
+    -o jsonpath='{.items[0].status.hostIP}')
+  port=$("$KUBECTL" -n "$NAMESPACE" get service "$RELEASE-webapp" -o jsonpath='{.spec.ports[0].nodePort}')
+  [ -n "$host" ] && [ -n "$port" ] || fail "the webapp's node or NodePort is unknown; look: KUBECONFIG=$KUBECONFIG $KUBECTL -n $NAMESPACE get pods,services"
+  DASHBOARD=http://$host:$port
+  TOKEN=$("$KUBECTL" -n "$NAMESPACE" get secret "$RELEASE-webapp" -o jsonpath='{.data.api-token}' | base64 -d)
+  [ -n "$TOKEN" ] || fail "no API token in the Secret $RELEASE-webapp; look: KUBECONFIG=$KUBECONFIG $KUBECTL -n $NAMESPACE get secrets"
+  echo "demo: [3/5] the dashboard, served by the webapp pod on ${host}'s NodePort: $DASHBOARD/"
+  api GET /api/v1/nodes/ >/dev/null || fail "the webapp does not answer at $DASHBOARD; look: KUBECONFIG=$KUBECONFIG $KUBECTL -n $NAMESPACE logs deploy/$RELEASE-webapp"
+  echo "$DASHBOARD" > "$DEMO_DIR/dashboard-url"
+
+  # What the orchestrator pod would measure, in its own words (its discovery, its settings).
+  local planned uuid campaign state done_ shown=""
+  planned=$("$KUBECTL" -n "$NAMESPACE" exec "deploy/$RELEASE-orchestrator" -c orchestrator -- tpcbench campaign plan --json 2>/dev/null \
+    | json 'len(d["measurements"])') \
+    || fail "the orchestrator pod cannot plan a campaign; run: KUBECONFIG=$KUBECONFIG $KUBECTL -n $NAMESPACE exec deploy/$RELEASE-orchestrator -c orchestrator -- tpcbench campaign plan"
+  echo "demo: [4/5] campaign (run now, through the webapp): $planned measurements, run by the orchestrator pod"
+  step=$SECONDS
+  uuid=$(api POST /api/v1/campaigns/ '{}' | json 'd["uuid"]') \
+    || fail "the webapp refused the campaign; look: KUBECONFIG=$KUBECONFIG $KUBECTL -n $NAMESPACE logs deploy/$RELEASE-webapp"
+  while :; do
+    campaign=$(api GET "/api/v1/campaigns/$uuid/") \
+      || fail "the webapp stopped answering at $DASHBOARD; look: KUBECONFIG=$KUBECONFIG $KUBECTL -n $NAMESPACE get pods"
+    read -r state done_ < <(json 'd["state"], d["measurements"]' <<<"$campaign") \
+      || fail "the webapp's answer about campaign $uuid is not what the API says; look: $DASHBOARD/api/v1/campaigns/$uuid/"
+    if [ "$state $done_" != "$shown" ]; then
+      echo "demo:       $state: $done_/$planned measurements ($(elapsed "$step"))"
+      shown="$state $done_"
+    fi
+    case "$state" in finished | failed | interrupted) break ;; esac
+    [ $((SECONDS - step)) -lt 3600 ] \
+      || fail "campaign $uuid still $state after an hour; follow it at $DASHBOARD/ or: KUBECONFIG=$KUBECONFIG $KUBECTL -n $NAMESPACE logs deploy/$RELEASE-orchestrator -c orchestrator"
+    sleep 5
+  done
+  local failed
+  failed=$(api GET "/api/v1/measurements/?campaign=$uuid&limit=1000" | json 'sum(1 for r in d["results"] if r["failed"])') \
+    || failed="?"
+  [ "$state" = finished ] || echo "demo: the campaign ended $state; the orchestrator's log says why: KUBECONFIG=$KUBECONFIG $KUBECTL -n $NAMESPACE logs deploy/$RELEASE-orchestrator -c orchestrator"
+  [ "$failed" = 0 ] || echo "demo: $failed measurements failed; the grid shows them with their reasons"
+
+  echo "demo: [5/5] done in $(elapsed "$start")"
+  echo
+  echo "  Dashboard:  $DASHBOARD/   (the webapp pod, through its NodePort on every node)"
+  echo "  REST API:   $DASHBOARD/api/docs/"
+  echo "  Figure 7:   $DASHBOARD/plots/latency/   (throughput versus RTT)"
+  echo "  Figure 8:   $DASHBOARD/plots/streams/   (single versus multi stream)"
+  echo
+  echo "  kubectl:    export KUBECONFIG=\$(TPCBENCH_HOME=$TPCBENCH_HOME $PWD/$TPCBENCH lab kubeconfig)"
+  echo "              $KUBECTL -n $NAMESPACE get pods -o wide"
+  echo "  helm:       $HELM -n $NAMESPACE test $RELEASE"
+  echo "  Another campaign: the grid's button, or"
+  echo "              TOKEN=\$($KUBECTL -n $NAMESPACE get secret $RELEASE-webapp -o jsonpath='{.data.api-token}' | base64 -d)"
+  echo "              curl -X POST -H \"Authorization: Token \$TOKEN\" -H 'Content-Type: application/json' -d '{}' $DASHBOARD/api/v1/campaigns/"
+  echo "  Stop it all:      make demo-down"
+}
 
 # The WAN and the link caps need network namespaces (root); the nodes share loopback otherwise.
 WAN_ARGS=()
@@ -74,7 +240,8 @@ fi
 case "$RUNTIME" in
   process) ;;
   podman) WAN_ARGS+=(--runtime podman) ;;
-  *) echo "demo: DEMO_RUNTIME must be process or podman, not '$RUNTIME'" >&2; exit 2 ;;
+  kubernetes) cluster_demo; exit 0 ;;
+  *) echo "demo: DEMO_RUNTIME must be process, podman or kubernetes, not '$RUNTIME'" >&2; exit 2 ;;
 esac
 LAB_ARGS="--nodes $NODES --file-size $FILE_SIZE ${WAN_ARGS[*]}"
 
@@ -105,6 +272,7 @@ else
 fi
 
 echo "demo: [3/5] webapp at $URL (database: $DATABASE_URL)"
+echo "$URL" > "$DEMO_DIR/dashboard-url"
 $PY webapp/manage.py migrate --noinput -v 0
 $PY webapp/manage.py collectstatic --noinput -v 0
 if [ ! -s "$DEMO_DIR/api-token" ]; then
