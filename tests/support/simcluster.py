@@ -21,7 +21,6 @@ import os
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import time
 from collections.abc import Callable
@@ -29,7 +28,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.lab.kube.control_plane import ControlPlane
+from orchestrator.lab.kube.control_plane import ControlPlane, free_ports
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
@@ -99,24 +98,13 @@ def _die_with_parent() -> None:
     ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
 
 
-def _free_ports(count: int) -> list[int]:
-    sockets = [socket.socket() for _ in range(count)]
-    try:
-        for s in sockets:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in sockets]
-    finally:
-        for s in sockets:
-            s.close()
-
-
 class SimCluster:
     """Starts the five processes under `workdir` and stops them (by pid) on exit."""
 
     def __init__(self, workdir: Path, bin_dir: Path | None = None) -> None:
         self.workdir = Path(workdir)
         self.bin_dir = bin_dir or binary_cache()
-        etcd_port, peer_port, api_port = _free_ports(3)
+        etcd_port, peer_port, api_port = free_ports(3)
         etcd_data = Path("/dev/shm") / f"tpcbench-etcd-{etcd_port}-{secrets.token_hex(4)}"
         self.plane = ControlPlane(
             workdir=self.workdir,

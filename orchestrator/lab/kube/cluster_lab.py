@@ -10,7 +10,6 @@ route those subnets, so pods reach each other, the API server and the lab's node
 from __future__ import annotations
 
 import shutil
-import socket
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -20,7 +19,7 @@ from orchestrator.errors import UserError
 from orchestrator.lab import processes
 from orchestrator.lab.kube import addons, images, kernel_settings, node_agents, node_config
 from orchestrator.lab.kube.binaries import ClusterBinaries
-from orchestrator.lab.kube.control_plane import SERVICE_RANGE, ControlPlane, KubeUser
+from orchestrator.lab.kube.control_plane import SERVICE_RANGE, ControlPlane, KubeUser, free_ports
 from orchestrator.lab.kube.node_config import NodeLayout, pod_subnet
 from orchestrator.lab.network import in_namespace, run
 from orchestrator.lab.run_record import LabRun
@@ -82,7 +81,7 @@ def start_cluster(
     assert cluster is not None
     workdir = Path(cluster.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
-    etcd_port, peer_port = _free_ports(2)
+    etcd_port, peer_port = free_ports(2)
     cluster.etcd_data = f"/dev/shm/tpcbench-etcd-{record.network.prefix}-{etcd_port}"
     cluster.kernel_lease = str(record.path)
     record.save()
@@ -272,17 +271,6 @@ def last_line(process: processes.ServerProcess) -> str:
     except OSError:
         return "no log"
     return lines[-1][-300:] if lines else "no output"
-
-
-def _free_ports(count: int) -> list[int]:
-    sockets = [socket.socket() for _ in range(count)]
-    try:
-        for s in sockets:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in sockets]
-    finally:
-        for s in sockets:
-            s.close()
 
 
 # -- status ----------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import secrets
 import shutil
+import socket
 import ssl
 import urllib.error
 import urllib.request
@@ -218,6 +219,18 @@ def write_kubeconfig(
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(config, indent=2))
     path.chmod(0o600)
+
+
+def free_ports(count: int) -> list[int]:
+    """`count` distinct TCP ports free on 127.0.0.1 right now (etcd's, the test API's)."""
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
 
 
 def _write_service_account_keypair(*, private: Path, public: Path) -> None:
