@@ -1,0 +1,153 @@
+"""What the chart's tests on real kubelets share: a cluster lab (`lab up --kubernetes`) and
+ways to look into it as a user would, from a node: the webapp through its Service, a
+server's certificate as another node sees it, a command in a pod."""
+
+from __future__ import annotations
+
+import base64
+import json
+import shlex
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cryptography import x509
+from kubernetes import client
+from kubernetes.stream import stream
+
+from orchestrator.lab.kube.cluster_lab import api_client
+from orchestrator.lab.lifecycle import run_record_path
+from orchestrator.lab.run_record import LabRun
+from orchestrator.lab.topology import LabNetwork
+
+REPO = Path(__file__).resolve().parents[2]
+KUBENODE_BUILD = REPO / "scripts" / "kubenode" / "build.sh"
+LAB_VALUES = REPO / "charts" / "tpc-bench" / "ci" / "lab-values.yaml"
+SERVER_COMPONENTS = ("xrootd", "gridftp")
+
+
+@dataclass
+class KubeletLab:
+    home: Path
+    network: LabNetwork
+    namespace: str
+    release: str
+
+    @property
+    def record(self) -> LabRun:
+        return LabRun.load(run_record_path(self.home))
+
+    @property
+    def api(self) -> client.ApiClient:
+        return api_client(self.record)
+
+    @property
+    def core(self) -> client.CoreV1Api:
+        return client.CoreV1Api(self.api)
+
+    @property
+    def fullname(self) -> str:
+        return f"{self.release}-tpc-bench"
+
+    def netns(self, node: str) -> str:
+        return f"{self.network.prefix}-{node}"
+
+    def address(self, node: str) -> str:
+        index = int(node.removeprefix("lab-"))
+        return f"10.99.{self.network.subnet_offset + index}.2"
+
+    # -- pods --------------------------------------------------------------------------------
+
+    def pods(self, component: str | None = None) -> list[client.V1Pod]:
+        selector = f"app.kubernetes.io/instance={self.release}"
+        if component:
+            selector += f",app.kubernetes.io/component={component}"
+        found = self.core.list_namespaced_pod(self.namespace, label_selector=selector).items
+        return [p for p in found if p.metadata.deletion_timestamp is None]
+
+    def server_pod(self, component: str, node: str) -> client.V1Pod | None:
+        return next((p for p in self.pods(component) if p.spec.node_name == node), None)
+
+    def exec(self, pod: client.V1Pod, container: str, argv: list[str]) -> str:
+        """A command in a pod's container, through the API server and the node's kubelet."""
+        return str(
+            stream(
+                self.core.connect_get_namespaced_pod_exec,
+                pod.metadata.name,
+                self.namespace,
+                container=container,
+                command=argv,
+                stderr=True,
+                stdin=False,
+                stdout=True,
+                tty=False,
+            )
+        )
+
+    def secret(self, suffix: str) -> dict[str, str]:
+        read = self.core.read_namespaced_secret(f"{self.fullname}-{suffix}", self.namespace)
+        return {k: base64.b64decode(v).decode() for k, v in (read.data or {}).items()}
+
+    # -- from a node's network namespace ---------------------------------------------------
+
+    def in_node(self, node: str, argv: list[str], timeout: float = 60) -> str:
+        result = subprocess.run(
+            ["ip", "netns", "exec", self.netns(node), *argv],
+            capture_output=True, text=True, timeout=timeout, check=False,
+        )  # fmt: skip
+        if result.returncode != 0:
+            pytest.fail(f"{shlex.join(argv)} in {node} failed: {result.stderr[-2000:]}")
+        return result.stdout
+
+    def webapp(self, node: str, method: str, path: str, body: Any = None) -> Any:
+        """The webapp's API through its Service's cluster IP, by its Service name, from a
+        node (kube-proxy there), with the release's API token."""
+        service = self.core.read_namespaced_service(f"{self.fullname}-webapp", self.namespace)
+        host = f"{self.fullname}-webapp.{self.namespace}.svc"
+        token = self.secret("webapp")["api-token"]
+        headers = [
+            f"Host: {host}",
+            f"Authorization: Token {token}",
+            "Content-Type: application/json",
+        ]
+        argv = ["curl", "-sS", "--fail-with-body", "-X", method]
+        for header in headers:
+            argv += ["-H", header]
+        if body is not None:
+            argv += ["-d", json.dumps(body)]
+        return json.loads(self.in_node(node, [*argv, f"http://{service.spec.cluster_ip}{path}"]))
+
+    def served_certificate(self, from_node: str, node: str, port: int = 8443) -> x509.Certificate:
+        """The certificate `node`'s server presents, as `from_node` sees it over the lab."""
+        code = "import ssl,sys;print(ssl.get_server_certificate((sys.argv[1],int(sys.argv[2]))))"
+        pem = self.in_node(from_node, [sys.executable, "-c", code, self.address(node), str(port)])
+        return x509.load_pem_x509_certificate(pem.encode())
+
+
+def wait_for(probe: Callable[[], Any], what: str, timeout: float = 300.0) -> Any:
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        try:
+            last = probe()
+        except Exception as exc:  # not there yet
+            last = exc
+        else:
+            if last:
+                return last
+        time.sleep(1.0)
+    pytest.fail(f"never reached: {what}; last: {last!r}")
+
+
+def all_ready(pod: client.V1Pod) -> bool:
+    statuses = pod.status.container_statuses or []
+    return pod.status.phase == "Running" and bool(statuses) and all(s.ready for s in statuses)
+
+
+def ca_of(pem: str) -> x509.Certificate:
+    return x509.load_pem_x509_certificate(pem.encode())

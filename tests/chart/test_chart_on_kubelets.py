@@ -1,0 +1,393 @@
+"""The chart's pods, run for real: `helm install` on a cluster lab of three real kubelets.
+
+`tpcbench lab up --kubernetes` starts the control plane here and containerd, a kubelet and
+kube-proxy in each lab node's namespace behind an emulated WAN; the chart goes on with
+charts/tpc-bench/ci/lab-values.yaml. Then what a site engineer does, in order: install, look
+at the certificates, helm test, ask for a campaign through the webapp, upgrade, lose a server
+pod, lose a node's kubelet, uninstall, and take the lab down. The tests share one cluster and
+run in this file's order; each says what it leaves for the next.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+from chart_support import CHART, Helm
+from cryptography.hazmat.primitives.asymmetric import padding
+from cryptography.x509 import IPAddress, SubjectAlternativeName
+from kubelet_lab import (
+    KUBENODE_BUILD,
+    LAB_VALUES,
+    SERVER_COMPONENTS,
+    KubeletLab,
+    all_ready,
+    ca_of,
+    wait_for,
+)
+from kubernetes import client
+
+from ca.authority import CertificateAuthority
+from orchestrator.errors import UserError
+from orchestrator.lab import stop_lab
+from orchestrator.lab.cluster_lifecycle import start_cluster_lab
+from orchestrator.lab.kube import kernel_settings
+from orchestrator.lab.kube.node_agents import cgroup_dirs
+from orchestrator.lab.topology import LabNetwork
+
+pytestmark = [pytest.mark.cluster, pytest.mark.lab]
+
+NETWORK = LabNetwork(prefix="tpckl", subnet_offset=140)  # nodes at 10.99.141-143.2
+NAMESPACE = "tpc"
+RELEASE = "lab"
+SERVER_NODES = ["lab-1", "lab-2"]  # lab-3 starts unlabelled: no server pods there
+
+
+@pytest.fixture(scope="module")
+def kubenode() -> None:
+    result = subprocess.run([str(KUBENODE_BUILD)], capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        pytest.fail(f"scripts/kubenode/build.sh failed:\n{result.stderr[-3000:]}")
+
+
+@pytest.fixture(scope="module")
+def machine_settings() -> dict[str, str]:
+    """The kernel settings kubelet changes, as the machine had them before this lab."""
+    return kernel_settings.read_settings()
+
+
+@pytest.fixture(scope="module")
+def lab(
+    kubenode: None, images: dict[str, str], machine_settings: dict[str, str]
+) -> Iterator[KubeletLab]:
+    home = Path(tempfile.mkdtemp(prefix="tpcbench-kubelet-lab-"))
+    try:
+        start_cluster_lab(home, 3, network=NETWORK, rtt="uniform:10ms")
+        yield KubeletLab(home, NETWORK, NAMESPACE, RELEASE)
+    finally:
+        stop_lab(home)
+
+
+@pytest.fixture(scope="module")
+def helm(helm_binary: Path, lab: KubeletLab) -> Helm:
+    return Helm(helm_binary, Path(lab.record.cluster.workdir) / "control-plane" / "kubeconfig")
+
+
+def tpcbench(lab: KubeletLab, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "TPCBENCH_HOME": str(lab.home)}
+    return subprocess.run(
+        [str(Path(sys.executable).with_name("tpcbench")), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+
+
+def run_campaign(lab: KubeletLab) -> tuple[dict, list[dict]]:
+    """A campaign asked for through the webapp (run-now), run by the orchestrator pod."""
+    asked = lab.webapp("lab-1", "POST", "/api/v1/campaigns/", {})
+    uuid = asked["uuid"]
+
+    def finished() -> dict | None:
+        found = lab.webapp("lab-1", "GET", "/api/v1/campaigns/?limit=50")["results"]
+        mine = next(c for c in found if c["uuid"] == uuid)
+        return mine if mine["state"] in ("finished", "failed", "interrupted") else None
+
+    campaign = wait_for(finished, f"campaign {uuid} finished", timeout=600)
+    rows = lab.webapp(
+        "lab-1", "GET", f"/api/v1/measurements/?campaign={uuid}&limit=200&expand=transfers"
+    )
+    return campaign, rows["results"]
+
+
+# -- the cluster lab ---------------------------------------------------------------------------
+
+
+def test_lab_up_kubernetes_gives_ready_nodes_status_and_a_kubeconfig(lab: KubeletLab) -> None:
+    status = tpcbench(lab, "lab", "status", "--json")
+    assert status.returncode == 0, status.stderr
+    shown = json.loads(status.stdout)
+    assert shown["runtime"] == "kubernetes"
+    assert [n["name"] for n in shown["nodes"]] == ["lab-1", "lab-2", "lab-3"]
+    for node in shown["nodes"]:
+        assert node["state"] == "Ready", node
+        assert node["address"] == lab.address(node["name"])
+        assert {node[a] for a in ("containerd", "kubelet", "kube-proxy")} == {"ok"}
+    kubeconfig = tpcbench(lab, "lab", "kubeconfig").stdout.strip()
+    assert Path(kubeconfig).is_file() and yaml.safe_load(Path(kubeconfig).read_text())
+    # each Node is its lab address, and every node runs cluster DNS's Service rules
+    nodes = {n.metadata.name: n for n in lab.core.list_node().items}
+    for name, node in nodes.items():
+        internal = [a.address for a in node.status.addresses if a.type == "InternalIP"]
+        assert internal == [lab.address(name)]
+
+
+def test_kubelets_changed_the_machines_kernel_settings_and_the_lab_holds_them(
+    lab: KubeletLab, machine_settings: dict[str, str]
+) -> None:
+    # kubelet's own values (setupKernelTunables): the lab must put the machine's back
+    now = kernel_settings.read_settings()
+    assert now["kernel.panic"] == "10" and now["kernel.panic_on_oops"] == "1"
+    assert now["vm.overcommit_memory"] == "1"
+    assert str(lab.record.path) in kernel_settings.holders()
+
+
+def test_a_second_cluster_lab_on_the_same_names_is_refused(lab: KubeletLab, tmp_path: Path) -> None:
+    with pytest.raises(UserError, match=r"network namespace tpckl-lab-1 already exists"):
+        start_cluster_lab(tmp_path, 3, network=NETWORK)
+    with pytest.raises(UserError, match=r"a lab is already running .*kubernetes runtime"):
+        start_cluster_lab(lab.home, 3, network=LabNetwork(prefix="tpckx", subnet_offset=200))
+    assert not (tmp_path / "lab" / "run.json").exists()  # nothing was started
+
+
+# -- the chart on it ---------------------------------------------------------------------------
+
+
+def test_helm_install_runs_every_pod_ready_and_servers_only_on_labelled_nodes(
+    lab: KubeletLab, helm: Helm
+) -> None:
+    # lab-3 unlabelled (no servers) and cordoned: nothing of the release but the DaemonSets'
+    # pods ever goes there, so stopping its kubelet later takes only its servers away
+    lab.core.patch_node(
+        "lab-3",
+        {"metadata": {"labels": {"tpc-bench.io/network": None}}, "spec": {"unschedulable": True}},
+    )
+    install = ["install", RELEASE, str(CHART), "--namespace", NAMESPACE, "--create-namespace"]
+    values = ["--values", str(LAB_VALUES), "--set", "webapp.privateReads=true"]
+    helm.run(*install, *values, "--wait", "--timeout", "10m", timeout=900)
+
+    # helm's --wait saw each pod Ready once; a busy machine can fail an exec probe after that
+    def every_pod_ready() -> list[client.V1Pod]:
+        found = lab.pods()
+        return found if found and all(map(all_ready, found)) else []
+
+    pods = wait_for(every_pod_ready, "every pod of the release Running and Ready")
+    for component in SERVER_COMPONENTS:
+        assert sorted(p.spec.node_name for p in lab.pods(component)) == SERVER_NODES
+    components = {p.metadata.labels["app.kubernetes.io/component"] for p in pods}
+    assert components == {"xrootd", "gridftp", "signer", "orchestrator", "webapp", "database"}
+
+
+def test_each_server_certificate_came_from_the_signer_for_its_own_node(lab: KubeletLab) -> None:
+    ca = ca_of(lab.secret("ca")["tls.crt"])
+    for node, other in (("lab-1", "lab-2"), ("lab-2", "lab-1")):
+        served = lab.served_certificate(other, node)
+        assert served.subject.rfc4514_string().startswith(f"CN={node},")
+        names = served.extensions.get_extension_for_class(SubjectAlternativeName).value
+        assert lab.address(node) in [str(ip) for ip in names.get_values_for_type(IPAddress)]
+        assert served.issuer == ca.subject
+        ca.public_key().verify(  # signed by the release's CA, made by the signer
+            served.signature,
+            served.tbs_certificate_bytes,
+            padding.PKCS1v15(),
+            served.signature_hash_algorithm,
+        )
+    requests = client.CertificatesV1Api(lab.api).list_certificate_signing_request().items
+    signed = [r for r in requests if r.spec.signer_name.endswith("-host") and r.status.certificate]
+    assert len(signed) >= 2 * len(SERVER_NODES)  # an xrootd and a gridftp pod per node
+
+
+def test_helm_test_passes_and_private_reads_are_private(lab: KubeletLab, helm: Helm) -> None:
+    # webapp.privateReads: the kubelet's probes (by pod IP) and the test pods must cope
+    result = helm.run("test", RELEASE, "--namespace", NAMESPACE, "--timeout", "5m", timeout=400)
+    assert result.stdout.count("Phase:          Succeeded") == 2, result.stdout
+    service = lab.core.read_namespaced_service(f"{lab.fullname}-webapp", NAMESPACE)
+    host = f"Host: {lab.fullname}-webapp.{NAMESPACE}.svc"
+    url = f"http://{service.spec.cluster_ip}/api/v1/nodes/"
+    code = ["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-H", host, url]
+    assert lab.in_node("lab-1", code) == "401"
+
+
+def test_a_run_now_campaign_runs_in_the_orchestrator_pod_and_lands_in_postgresql(
+    lab: KubeletLab,
+) -> None:
+    campaign, rows = run_campaign(lab)
+    # 2 ordered pairs x (https, gridftp) x (8, 1) streams, K = 4 of 32 MiB (lab values)
+    assert (campaign["state"], campaign["measurements"]) == ("finished", 8)
+    assert {(r["src"], r["dst"]) for r in rows} == {("lab-1", "lab-2"), ("lab-2", "lab-1")}
+    failures = [(r["src"], r["dst"], r["protocol"], r["transfers"]) for r in rows if r["failed"]]
+    assert failures == []
+    assert all(r["succeeded"] == 4 and r["file_size"] == 32 << 20 for r in rows)
+    assert all(r["rtt_ms"] >= 9.0 for r in rows)  # the emulated WAN's 10 ms, from the probe
+    database = lab.pods("database")[0]
+    count = lab.exec(
+        database,
+        "postgresql",
+        [
+            "psql",
+            "-U",
+            "tpcbench",
+            "-d",
+            "tpcbench",
+            "-tAc",
+            f"SELECT count(*) FROM results_measurement m JOIN results_campaign c "
+            f"ON m.campaign_id = c.id WHERE c.uuid = '{campaign['uuid']}'",
+        ],
+    )
+    assert count.strip() == "8"
+
+
+def test_upgrade_rolls_the_orchestrator_and_keeps_the_ca_token_and_password(
+    lab: KubeletLab, helm: Helm, tmp_path: Path
+) -> None:
+    kept = {name: lab.secret(name) for name in ("ca", "webapp", "database")}
+    before = lab.pods("orchestrator")[0].metadata.uid
+    # The orchestrator's client certificate from a Secret of the site's (signed by the
+    # release's CA): GridFTP must accept its key, which the chart copies to a 0600 file.
+    ca_dir = tmp_path / "release-ca"
+    (ca_dir / "ca").mkdir(parents=True)
+    (ca_dir / "ca" / "ca-cert.pem").write_text(kept["ca"]["tls.crt"])
+    (ca_dir / "ca" / "ca-key.pem").write_text(kept["ca"]["tls.key"])
+    client_cert = CertificateAuthority.load(ca_dir).issue_client("orchestrator")
+    lab.core.create_namespaced_secret(
+        NAMESPACE,
+        client.V1Secret(
+            metadata=client.V1ObjectMeta(name="site-client"),
+            type="kubernetes.io/tls",
+            string_data={
+                "tls.crt": client_cert.cert.read_text(),
+                "tls.key": client_cert.key.read_text(),
+            },
+        ),
+    )
+    helm.run(
+        "upgrade",
+        RELEASE,
+        str(CHART),
+        "--namespace",
+        NAMESPACE,
+        "--reuse-values",
+        "--set",
+        "campaign.streams={1}",
+        "--set",
+        "certificates.clientSource=secret",
+        "--set",
+        "orchestrator.clientCertificateSecret=site-client",
+        "--wait",
+        "--timeout",
+        "10m",
+        timeout=900,
+    )
+    orchestrator = wait_for(
+        lambda: [p for p in lab.pods("orchestrator") if all_ready(p)], "the new orchestrator"
+    )
+    assert [p.metadata.uid for p in orchestrator] != [before]
+    assert {name: lab.secret(name) for name in kept} == kept
+    key = lab.exec(
+        orchestrator[0],
+        "orchestrator",
+        ["stat", "-c", "%u %a", "/etc/grid-security/tpc-bench/userkey.pem"],
+    )
+    assert key.split() == ["10001", "600"]
+
+
+def test_a_deleted_server_pod_comes_back_with_a_new_certificate(lab: KubeletLab) -> None:
+    first = lab.served_certificate("lab-2", "lab-1")
+    old = lab.server_pod("xrootd", "lab-1")
+    assert old is not None
+    lab.core.delete_namespaced_pod(old.metadata.name, NAMESPACE)
+    wait_for(
+        lambda: (
+            (p := lab.server_pod("xrootd", "lab-1")) is not None
+            and p.metadata.uid != old.metadata.uid
+            and all_ready(p)
+        ),
+        "a new Ready xrootd pod on lab-1",
+    )
+    second = lab.served_certificate("lab-2", "lab-1")
+    assert second.subject == first.subject and second.serial_number != first.serial_number
+    assert second.not_valid_before_utc >= first.not_valid_before_utc
+
+
+def test_a_stopped_kubelet_fails_that_nodes_measurements_with_a_reason(lab: KubeletLab) -> None:
+    # lab-3 gets the label: the DaemonSets follow, then its kubelet stops answering
+    lab.core.patch_node("lab-3", {"metadata": {"labels": {"tpc-bench.io/network": "100000"}}})
+    for component in SERVER_COMPONENTS:
+        wait_for(
+            lambda c=component: (p := lab.server_pod(c, "lab-3")) is not None and all_ready(p),
+            f"a Ready {component} pod on lab-3",
+        )
+    kubelet = next(
+        a for a in lab.record.cluster.agents if a.node == "lab-3" and a.service == "kubelet"
+    )
+    os.kill(kubelet.pid, signal.SIGSTOP)  # stopped: it posts no status and runs no probe
+    try:
+        wait_for(lambda: node_state(lab, "lab-3") != "True", "lab-3 NotReady", timeout=120)
+        campaign, rows = run_campaign(lab)
+    finally:
+        os.kill(kubelet.pid, signal.SIGCONT)
+    # 6 ordered pairs x (https, gridftp) x 1 stream: lab-3's 8 failed, saying why
+    assert (campaign["state"], campaign["measurements"]) == ("finished", 12)
+    failed = [r for r in rows if r["failed"]]
+    assert sorted({(r["src"], r["dst"]) for r in failed}) == sorted(
+        {
+            (a, b)
+            for a in ("lab-1", "lab-2", "lab-3")
+            for b in ("lab-1", "lab-2", "lab-3")
+            if a != b and "lab-3" in (a, b)
+        }
+    )
+    assert all("node lab-3 is NotReady" in r["transfers"][0]["message"] for r in failed)
+    ok = [r for r in rows if not r["failed"]]
+    assert sorted((r["src"], r["dst"], r["protocol"]) for r in ok) == [
+        ("lab-1", "lab-2", "gridftp"),
+        ("lab-1", "lab-2", "https"),
+        ("lab-2", "lab-1", "gridftp"),
+        ("lab-2", "lab-1", "https"),
+    ]  # gridftp too: with the client key from the Secret
+    wait_for(lambda: node_state(lab, "lab-3") == "True", "lab-3 Ready again", timeout=120)
+
+
+def node_state(lab: KubeletLab, name: str) -> str:
+    node = lab.core.read_node(name)
+    return next(c.status for c in node.status.conditions if c.type == "Ready")
+
+
+def test_uninstall_leaves_only_what_the_user_asked_to_keep(lab: KubeletLab, helm: Helm) -> None:
+    helm.run("uninstall", RELEASE, "--namespace", NAMESPACE, "--wait", "--timeout", "5m")
+    wait_for(lambda: lab.pods() == [], "no pods of the release")
+    claims = lab.core.list_namespaced_persistent_volume_claim(NAMESPACE).items
+    assert sorted(c.metadata.name for c in claims) == [
+        f"data-{lab.fullname}-postgresql-0",
+        f"{lab.fullname}-spool",
+    ]  # persistence.keepOnUninstall: true, the default
+    secrets = {s.metadata.name for s in lab.core.list_namespaced_secret(NAMESPACE).items}
+    assert secrets == {f"{lab.fullname}-database", "site-client"}  # the password, and ours
+    for kind in ("deployment", "daemon_set", "stateful_set"):
+        listed = getattr(client.AppsV1Api(lab.api), f"list_namespaced_{kind}")(NAMESPACE)
+        assert listed.items == []
+
+
+def test_lab_down_removes_everything_and_puts_the_kernel_settings_back(
+    lab: KubeletLab, machine_settings: dict[str, str]
+) -> None:
+    record = lab.record
+    processes = [*record.cluster.control_plane, *record.cluster.agents]
+    workdir = Path(record.cluster.workdir)
+    cgroups = [
+        d
+        for n in ("lab-1", "lab-2", "lab-3")
+        for d in cgroup_dirs(f"/tpcbench-{NETWORK.prefix}-{n}")
+    ]
+    done = stop_lab(lab.home)
+    assert any("stopped kubelet on lab-3" in line for line in done)
+    assert kernel_settings.read_settings() == machine_settings
+    assert [p.pid for p in processes if Path(f"/proc/{p.pid}").exists()] == []
+    left = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert NETWORK.prefix not in left
+    assert not workdir.exists()
+    assert [d for d in cgroups if d.exists()] == []
+    mounts = Path("/proc/self/mountinfo").read_text()
+    assert str(lab.home) not in mounts
+    shims = subprocess.run(["pgrep", "-f", str(workdir)], capture_output=True, text=True)
+    assert shims.stdout == ""
