@@ -197,7 +197,7 @@ def _up_cluster(args: argparse.Namespace, network: LabNetwork, tcp: TcpSettings 
 
 def _cluster_ok(status: dict) -> bool:
     nodes_ok = all(
-        all(v in ("ok", "Ready") for k, v in node.items() if k != "address")
+        node["state"] == "Ready" and all(v == "ok" for k, v in node.items() if k not in NOT_AGENTS)
         for node in status["nodes"].values()
     )
     delay = status.get("wan", {}).get("delay_line", {}).get("state", "running")
@@ -206,11 +206,14 @@ def _cluster_ok(status: dict) -> bool:
     )
 
 
+NOT_AGENTS = ("address", "state")  # a cluster lab node's other keys are its agents
+
+
 def _print_cluster(status: dict) -> None:
-    print(f"{'NODE':<8} {'ADDRESS':<15} {'KUBELET':<10} AGENTS")
+    print(f"{'NODE':<8} {'ADDRESS':<15} {'STATE':<9} AGENTS (containerd, kubelet, kube-proxy)")
     for name, node in status["nodes"].items():
-        agents = ", ".join(f"{k} {v}" for k, v in node.items() if k not in ("address", "kubelet"))
-        print(f"{name:<8} {node['address']:<15} {node['kubelet']:<10} {agents}")
+        agents = ", ".join(f"{k} {v}" for k, v in node.items() if k not in NOT_AGENTS)
+        print(f"{name:<8} {node['address']:<15} {node['state']:<9} {agents}")
     plane = ", ".join(f"{k} {v}" for k, v in status["control_plane"].items())
     print(f"control plane: {status['server']} ({plane})")
     print(f"kubeconfig: {status['kubeconfig']}")
