@@ -41,6 +41,7 @@ from orchestrator.lab import stop_lab
 from orchestrator.lab.cluster_lifecycle import start_cluster_lab
 from orchestrator.lab.kube import kernel_settings
 from orchestrator.lab.kube.node_agents import cgroup_dirs
+from orchestrator.lab.network import existing_namespaces
 from orchestrator.lab.topology import LabNetwork
 
 pytestmark = [pytest.mark.cluster, pytest.mark.lab]
@@ -65,8 +66,16 @@ def machine_settings() -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
+def namespaces_before() -> set[str]:
+    return set(existing_namespaces())
+
+
+@pytest.fixture(scope="module")
 def lab(
-    kubenode: None, images: dict[str, str], machine_settings: dict[str, str]
+    kubenode: None,
+    images: dict[str, str],
+    machine_settings: dict[str, str],
+    namespaces_before: set[str],
 ) -> Iterator[KubeletLab]:
     home = Path(tempfile.mkdtemp(prefix="tpcbench-kubelet-lab-"))
     try:
@@ -369,7 +378,7 @@ def test_uninstall_leaves_only_what_the_user_asked_to_keep(lab: KubeletLab, helm
 
 
 def test_lab_down_removes_everything_and_puts_the_kernel_settings_back(
-    lab: KubeletLab, machine_settings: dict[str, str]
+    lab: KubeletLab, machine_settings: dict[str, str], namespaces_before: set[str]
 ) -> None:
     record = lab.record
     processes = [*record.cluster.control_plane, *record.cluster.agents]
@@ -383,8 +392,10 @@ def test_lab_down_removes_everything_and_puts_the_kernel_settings_back(
     assert any("stopped kubelet on lab-3" in line for line in done)
     assert kernel_settings.read_settings() == machine_settings
     assert [p.pid for p in processes if Path(f"/proc/{p.pid}").exists()] == []
-    left = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    assert NETWORK.prefix not in left
+    assert existing_namespaces() <= namespaces_before  # the nodes' and the pods' (cni-*) gone
+    logs = Path("/var/log/containers")
+    links = [os.readlink(p) for p in logs.iterdir() if p.is_symlink()] if logs.is_dir() else []
+    assert [link for link in links if link.startswith(str(workdir))] == []
     assert not workdir.exists()
     assert [d for d in cgroups if d.exists()] == []
     mounts = Path("/proc/self/mountinfo").read_text()

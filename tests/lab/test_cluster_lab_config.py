@@ -94,6 +94,9 @@ def fake_sysctls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         path.write_text("0\n")
     monkeypatch.setattr(kernel_settings, "_proc_path", lambda n: root / n.replace(".", "/"))
     monkeypatch.setattr(kernel_settings, "LEASE", tmp_path / "lease.json")
+    (tmp_path / "present").mkdir()
+    dirs = (str(tmp_path / "present"), str(tmp_path / "absent"))
+    monkeypatch.setattr(kernel_settings, "MACHINE_DIRS", dirs)
     return root
 
 
@@ -101,9 +104,13 @@ def test_the_last_lab_to_stop_puts_back_what_the_first_one_found(fake_sysctls: P
     panic = fake_sysctls / "kernel" / "panic"
     kernel_settings.take("lab-a")
     panic.write_text("10\n")  # what kubelet does
+    made = fake_sysctls.parent / "absent"
+    (made / "device-plugins").mkdir(parents=True)  # and a directory it makes
     kernel_settings.take("lab-b")  # a second lab records nothing new
     assert kernel_settings.give_back("lab-a") == []
     assert panic.read_text().strip() == "10"  # lab-b's kubelets still run
+    assert made.is_dir()
     assert kernel_settings.give_back("lab-b") == []
     assert panic.read_text().strip() == "0"
+    assert not made.exists() and (fake_sysctls.parent / "present").is_dir()
     assert kernel_settings.holders() == []

@@ -3,7 +3,9 @@
 kubelet writes these global sysctls when it starts (`setupKernelTunables`): on our machines
 `kernel.panic` 1 -> 10, `kernel.panic_on_oops` 0 -> 1, `vm.overcommit_memory` 0 -> 1. Several
 cluster labs may run at once (a demo and a test), so the first lab to start kubelets records
-the values in one machine-wide lease and the last one to stop puts them back.
+the values in one machine-wide lease and the last one to stop puts them back. The same lease
+records which of the fixed directories kubelet, CNI and containerd's shims create outside a
+node's own (MACHINE_DIRS) were absent, and the last lab removes those again.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,6 +26,7 @@ KUBELET_SYSCTLS = (
     "kernel.keys.root_maxkeys",
     "kernel.keys.root_maxbytes",
 )
+MACHINE_DIRS = ("/var/lib/kubelet", "/var/log/containers", "/var/lib/cni", "/run/containerd")
 LEASE = Path(os.environ.get("TPCBENCH_KERNEL_LEASE", "/run/tpc-bench/kubelet-sysctls.json"))
 
 
@@ -66,6 +70,7 @@ def take(holder: str) -> None:
     with _locked() as lease:
         if not lease["holders"]:
             lease["original"] = read_settings()
+            lease["absent"] = [d for d in MACHINE_DIRS if not Path(d).exists()]
         if holder not in lease["holders"]:
             lease["holders"].append(holder)
 
@@ -78,6 +83,8 @@ def give_back(holder: str) -> list[str]:
             lease["holders"].remove(holder)
         if lease["holders"] or lease["original"] is None:
             return []
+        for folder in lease.get("absent", []):
+            shutil.rmtree(folder, ignore_errors=True)
         return _write_settings(lease["original"])
 
 

@@ -13,7 +13,6 @@ node's directories, and the cgroups, deepest first.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import subprocess
@@ -21,6 +20,7 @@ import time
 from pathlib import Path
 
 from orchestrator.lab import processes
+from orchestrator.lab.kube import traces
 from orchestrator.lab.kube.node_config import NodeLayout
 from orchestrator.lab.processes import ServerProcess
 
@@ -31,7 +31,6 @@ V1_CONTROLLERS = (
 )  # fmt: skip
 AGENT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 SHIM = "containerd-shim"
-NETNS_DIR = "/var/run/netns"
 
 
 def cgroup_dirs(root: str) -> list[Path]:
@@ -150,44 +149,16 @@ def unmount_all(folder: Path) -> list[str]:
     return problems
 
 
-def sandbox_namespaces(layout: NodeLayout) -> list[str]:
-    """The network namespaces containerd made for the node's pod sandboxes (cni-<uuid>):
-    they outlive their processes, so they are deleted by name after containerd stops."""
-    ctr = ["ctr", "--address", str(layout.containerd_socket), "--namespace", "k8s.io"]
-    listed = subprocess.run([*ctr, "containers", "ls", "-q"], capture_output=True, text=True)
-    names = []
-    for container in listed.stdout.split():
-        info = subprocess.run([*ctr, "containers", "info", container], capture_output=True)
-        with contextlib.suppress(ValueError, KeyError, TypeError):
-            spec = json.loads(info.stdout)["Spec"]
-            for namespace in spec["linux"]["namespaces"]:
-                path = namespace.get("path", "")
-                if namespace["type"] == "network" and path.startswith(NETNS_DIR + "/"):
-                    names.append(path.removeprefix(NETNS_DIR + "/"))
-    return sorted(set(names))
-
-
-def delete_namespaces(names: list[str]) -> list[str]:
-    problems = []
-    for name in names:
-        if not Path(NETNS_DIR, name).exists():
-            continue
-        result = subprocess.run(["ip", "netns", "del", name], capture_output=True, text=True)
-        if result.returncode != 0:
-            problems.append(f"pod network namespace {name}: {result.stderr.strip()}")
-    return problems
-
-
 def stop_node(layout: NodeLayout, agents: list[ServerProcess]) -> tuple[list[str], list[str]]:
     """Stop the node's kubelet, its pods, kube-proxy, containerd and shims; unmount; remove its
     cgroups. Returns (done, problems)."""
     done, problems = [], []
     order = {"kubelet": 0, "kube-proxy": 1, "containerd": 2}
-    namespaces: list[str] = []
+    sandboxes: dict[str, str] = {}
     for agent in sorted(agents, key=lambda a: order.get(a.service, 9)):
         if agent.service == "containerd":
             if processes.is_alive(agent):
-                namespaces = sandbox_namespaces(layout)
+                sandboxes = traces.sandboxes(layout)
             survivors = kill_cgroup(layout.cgroup_root)
             if survivors:
                 problems.append(f"{layout.plan.name}: pod processes {survivors} survived SIGKILL")
@@ -202,7 +173,7 @@ def stop_node(layout: NodeLayout, agents: list[ServerProcess]) -> tuple[list[str
     survivors = kill_cgroup(layout.cgroup_root)
     if survivors:
         problems.append(f"{layout.plan.name}: processes {survivors} survived in its cgroups")
-    problems.extend(delete_namespaces(namespaces))
+    problems.extend(traces.remove(layout, sandboxes))
     problems.extend(unmount_all(layout.root))
     problems.extend(remove_cgroups(layout.cgroup_root))
     return done, problems
