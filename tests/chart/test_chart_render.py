@@ -314,3 +314,17 @@ def test_every_container_of_ours_gets_arguments_its_entrypoint_accepts(
                 pytest.fail(f"{item['kind']} {item['metadata']['name']} {entry['name']}: {args}")
             checked += 1
     assert checked >= 5
+
+
+def test_the_webapp_pods_do_not_roll_on_an_upgrade_that_changes_nothing(helm: Helm) -> None:
+    """Generated secrets differ between renders until the Secret exists; the webapp's pod
+    template must not, or the first upgrade after an install restarts it for nothing."""
+    first = find(helm.template(), "Deployment", "-webapp")["spec"]["template"]
+    second = find(helm.template(), "Deployment", "-webapp")["spec"]["template"]
+    assert first == second
+    external = find(
+        helm.template(**{"database.bundled": "false", "database.external.url": "postgres://x"}),
+        "Deployment",
+        "-webapp",
+    )["spec"]["template"]
+    assert external["metadata"]["annotations"] != first["metadata"]["annotations"]
