@@ -120,16 +120,6 @@ cluster_demo() {
   fi
   KUBECONFIG=$($TPCBENCH lab kubeconfig) || fail "no cluster lab is running; run: make demo-cluster"
   export KUBECONFIG
-  # The nodes' link capacity as a site labels it (docs/install.md): the campaign reports it
-  # and the grid's thresholds follow it, as in the process demo. lab up does not label it.
-  if [ "$LINK" != "off" ]; then
-    local gbps
-    gbps=$($PY -c 'import sys; from orchestrator.lab.wan_profile import parse_rate_gbit; print(f"{parse_rate_gbit(sys.argv[1]):g}")' "$LINK")
-    "$KUBECTL" label node --all --overwrite "tpc-bench/link-gbps=$gbps" >/dev/null \
-      || fail "labelling the nodes failed; run: make demo-down, then make demo-cluster"
-    echo "demo:       every node labelled tpc-bench/link-gbps=$gbps (its link capacity; the grid's thresholds follow it)"
-  fi
-
   # Serving the dashboard to this machine is all the demo adds to the lab values: a NodePort,
   # answered on every node's lab address.
   local addresses

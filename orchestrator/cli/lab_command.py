@@ -153,10 +153,10 @@ def _up(args: argparse.Namespace) -> int:
             congestion_control=args.congestion_control or DEFAULT_CONGESTION_CONTROL,
             buffer_max=args.tcp_buffer or DEFAULT_TCP_BUFFER,
         )
-    if args.rtt is not None:
-        print(f"lab up: emulating a WAN ({args.rtt}); the RTT of every pair is checked at the end")
     if args.kubernetes:
         return _up_cluster(args, network, tcp)
+    if args.rtt is not None:
+        print(f"lab up: emulating a WAN ({args.rtt}); the RTT of every pair is checked at the end")
     inventory = start_lab(
         nodes=args.nodes,
         file_size=args.file_size,
@@ -183,7 +183,8 @@ def _up_cluster(args: argparse.Namespace, network: LabNetwork, tcp: TcpSettings 
             "--kubernetes runs the servers as the chart's pods in netns mode; drop --runtime, "
             "--mode and --ca"
         )
-    print(f"lab up: starting a Kubernetes cluster of {args.nodes} nodes (a few minutes)")
+    wan = f" on an emulated WAN ({args.rtt})" if args.rtt else ""
+    print(f"lab up: starting a Kubernetes cluster of {args.nodes} nodes{wan} (a few minutes)")
     status = start_cluster_lab(
         nodes=args.nodes, rate_gbit=args.link_capacity, network=network, rtt=args.rtt, tcp=tcp
     )

@@ -14,12 +14,14 @@ import os
 from pathlib import Path
 from typing import Any
 
+from orchestrator.discovery.kubernetes import LINK_GBPS_LABEL, SITE_LABELS
 from orchestrator.errors import UserError
 from orchestrator.lab import network as net
 from orchestrator.lab import wan
 from orchestrator.lab.inventory import NO_LAB, lab_dir
 from orchestrator.lab.kube.binaries import check_images, find_binaries
 from orchestrator.lab.kube.cluster_lab import cluster_status, kubeconfig_path, start_cluster
+from orchestrator.lab.kube.node_config import node_labels
 from orchestrator.lab.kube.record import ClusterRun
 from orchestrator.lab.lifecycle import (
     check_links,
@@ -65,7 +67,10 @@ def start_cluster_lab(
         net.create_network(record, plans, network, rate_gbit, tcp or TcpSettings())
         if matrix is not None:
             wan.start_wan(record, plans, network, matrix)
-        start_cluster(record, plans, binaries, tags)
+        sites = matrix.sites if matrix is not None else {}
+        names = (LINK_GBPS_LABEL, SITE_LABELS[0])
+        labels = {p.name: node_labels(rate_gbit, sites.get(p.name), names) for p in plans}
+        start_cluster(record, plans, binaries, tags, labels)
         return _status(record)
     except BaseException:
         stop_lab(home)

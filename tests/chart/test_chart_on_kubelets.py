@@ -79,7 +79,7 @@ def lab(
 ) -> Iterator[KubeletLab]:
     home = Path(tempfile.mkdtemp(prefix="tpcbench-kubelet-lab-"))
     try:
-        start_cluster_lab(home, 3, network=NETWORK, rtt="uniform:10ms")
+        start_cluster_lab(home, 3, network=NETWORK, rtt="uniform:10ms", rate_gbit=4.0)
         yield KubeletLab(home, NETWORK, NAMESPACE, RELEASE)
     finally:
         stop_lab(home)
@@ -139,6 +139,7 @@ def test_lab_up_kubernetes_gives_ready_nodes_status_and_a_kubeconfig(lab: Kubele
     for name, node in nodes.items():
         internal = [a.address for a in node.status.addresses if a.type == "InternalIP"]
         assert internal == [lab.address(name)]
+        assert node.metadata.labels["tpc-bench/link-gbps"] == "4"  # discovery reads it
 
 
 def test_kubelets_changed_the_machines_kernel_settings_and_the_lab_holds_them(
@@ -228,6 +229,8 @@ def test_a_run_now_campaign_runs_in_the_orchestrator_pod_and_lands_in_postgresql
     assert failures == []
     assert all(r["succeeded"] == 4 and r["file_size"] == 32 << 20 for r in rows)
     assert all(r["rtt_ms"] >= 9.0 for r in rows)  # the emulated WAN's 10 ms, from the probe
+    nodes = lab.webapp("lab-1", "GET", "/api/v1/nodes/")["results"]
+    assert {(n["name"], n["link_gbps"]) for n in nodes} == {("lab-1", 4.0), ("lab-2", 4.0)}
     database = lab.pods("database")[0]
     count = lab.exec(
         database,

@@ -114,3 +114,13 @@ def test_the_last_lab_to_stop_puts_back_what_the_first_one_found(fake_sysctls: P
     assert panic.read_text().strip() == "0"
     assert not made.exists() and (fake_sysctls.parent / "present").is_dir()
     assert kernel_settings.holders() == []
+
+
+def test_nodes_are_labelled_as_a_site_labels_them_for_the_chart() -> None:
+    names = ("tpc-bench/link-gbps", "tpc-bench/site")
+    assert node_config.node_labels(2.5, "UC San Diego", names) == {
+        "tpc-bench.io/network": "100000",  # the chart's default node selector
+        "tpc-bench/link-gbps": "2.5",
+        "tpc-bench/site": "UC-San-Diego",
+    }
+    assert node_config.node_labels(None, None, names) == {"tpc-bench.io/network": "100000"}

@@ -74,9 +74,14 @@ def api_client(record: LabRun) -> ApiClient:
 
 
 def start_cluster(
-    record: LabRun, plans: Sequence[NodePlan], binaries: ClusterBinaries, image_tags: list[str]
+    record: LabRun,
+    plans: Sequence[NodePlan],
+    binaries: ClusterBinaries,
+    image_tags: list[str],
+    labels: dict[str, dict[str, str]],
 ) -> None:
-    """Control plane, node agents, images, DNS and volumes; every step recorded first."""
+    """Control plane, node agents (each node with its `labels`), images, DNS and volumes;
+    every step recorded first."""
     cluster = record.cluster
     assert cluster is not None
     workdir = Path(cluster.workdir)
@@ -113,7 +118,9 @@ def start_cluster(
         kubeconfig = plane.write_kubeconfig(
             config / "kubelet.kubeconfig", node_users[layout.plan.name]
         )
-        kubelet = node_config.kubelet_argv(binaries.path("kubelet"), layout, kubeconfig)
+        kubelet = node_config.kubelet_argv(
+            binaries.path("kubelet"), layout, kubeconfig, labels[layout.plan.name]
+        )
         _start_agent(record, layout, "kubelet", kubelet)
         proxy_kubeconfig = plane.write_kubeconfig(config / "kube-proxy.kubeconfig", proxy_user)
         (config / "kube-proxy.json").write_text(

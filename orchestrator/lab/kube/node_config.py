@@ -9,6 +9,7 @@ podman's CNI directory. The pod network is a bridge per node with a /24 outside
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -187,9 +188,25 @@ def kubelet_config(layout: NodeLayout) -> str:
     return json.dumps(config, indent=2) + "\n"
 
 
-def kubelet_argv(binary: Path, layout: NodeLayout, kubeconfig: Path) -> list[str]:
+def node_labels(
+    rate_gbit: float | None, site: str | None, labels: tuple[str, str]
+) -> dict[str, str]:
+    """What the lab knows of a node, as a site labels its nodes for the chart: the benchmark
+    label, its link capacity and its site (`labels`: the link and site label names)."""
+    link_label, site_label = labels
+    found = dict([NODE_LABEL])
+    if rate_gbit:
+        found[link_label] = f"{rate_gbit:g}"
+    if site:  # a label value: letters, digits, '-', '_', '.'; 63 at most
+        found[site_label] = re.sub(r"[^A-Za-z0-9_.-]+", "-", site).strip("-_.")[:63]
+    return found
+
+
+def kubelet_argv(
+    binary: Path, layout: NodeLayout, kubeconfig: Path, labels: dict[str, str]
+) -> list[str]:
     plan = layout.plan
-    label = "=".join(NODE_LABEL)
+    label = ",".join(f"{key}={value}" for key, value in labels.items())
     return [
         str(binary),
         f"--config={layout.config_dir / 'kubelet.json'}",
