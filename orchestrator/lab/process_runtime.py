@@ -154,14 +154,6 @@ def _spawn(
 
 def _last_log_line(process: processes.ServerProcess) -> str:
     log = Path(process.log)
-    candidates = [log]
-    if process.service == "xrootd":
-        candidates.insert(0, xrootd_log_file(log.with_suffix(".log"), process.node))
-    for candidate in candidates:
-        try:
-            lines = [line for line in candidate.read_text().splitlines() if line.strip()]
-        except OSError:
-            continue
-        if lines:
-            return f"{lines[-1].strip()} (log: {candidate})"
-    return f"no output (log: {log})"
+    if process.service == "xrootd":  # xrootd writes its own log beside the captured output
+        return processes.last_log_line(xrootd_log_file(log.with_suffix(".log"), process.node), log)
+    return processes.last_log_line(log)

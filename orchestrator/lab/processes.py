@@ -126,3 +126,15 @@ def stop(process: ServerProcess, grace: float = STOP_GRACE_SECONDS) -> list[int]
             return []
         time.sleep(0.1)
     return group_members(process.pid)
+
+
+def last_log_line(*logs: Path) -> str:
+    """The last non-blank line of the first of `logs` that has one, and where it is."""
+    for log in logs:
+        try:
+            lines = [line for line in log.read_text(errors="replace").splitlines() if line.strip()]
+        except OSError:
+            continue
+        if lines:
+            return f"{lines[-1].strip()} (log: {log})"
+    return f"no output (log: {logs[-1]})"

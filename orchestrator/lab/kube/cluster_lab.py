@@ -43,22 +43,6 @@ def layouts(record: LabRun, plans: Sequence[NodePlan]) -> list[NodeLayout]:
     ]
 
 
-def control_plane(record: LabRun, binaries_dir: Path | None = None) -> ControlPlane:
-    """The lab's control plane as recorded (ports fixed by the lab's own host address)."""
-    assert record.cluster is not None
-    workdir = Path(record.cluster.workdir)
-    return ControlPlane(
-        workdir=workdir / "control-plane",
-        bin_dir=binaries_dir or Path("/nonexistent"),
-        address=record.network.host_address,
-        port=API_PORT,
-        etcd_port=0,
-        etcd_peer_port=0,
-        etcd_data=Path(record.cluster.etcd_data or "/nonexistent"),
-        node_monitor_grace=NODE_MONITOR_GRACE,
-    )
-
-
 def kubeconfig_path(record: LabRun) -> Path:
     assert record.cluster is not None
     return Path(record.cluster.workdir) / "control-plane" / "kubeconfig"
@@ -92,8 +76,16 @@ def start_cluster(
     record.save()
     kernel_settings.take(cluster.kernel_lease)
 
-    plane = control_plane(record, binaries.control_plane)
-    plane.etcd_port, plane.etcd_peer_port = etcd_port, peer_port
+    plane = ControlPlane(
+        workdir=workdir / "control-plane",
+        bin_dir=binaries.control_plane,
+        address=record.network.host_address,
+        port=API_PORT,
+        etcd_port=etcd_port,
+        etcd_peer_port=peer_port,
+        etcd_data=Path(cluster.etcd_data),
+        node_monitor_grace=NODE_MONITOR_GRACE,
+    )
     cluster.server = plane.server
     node_users = {
         plan.name: KubeUser(f"system:node:{plan.name}", ("system:nodes",)) for plan in plans
@@ -268,16 +260,9 @@ def _dead_processes(record: LabRun) -> str | None:
     assert record.cluster is not None
     for process in [*record.cluster.control_plane, *record.cluster.agents]:
         if not processes.is_alive(process):
-            return f"{process.service} on {process.node} stopped: {last_line(process)}"
+            last = processes.last_log_line(Path(process.log))
+            return f"{process.service} on {process.node} stopped: {last}"
     return None
-
-
-def last_line(process: processes.ServerProcess) -> str:
-    try:
-        lines = Path(process.log).read_text(errors="replace").strip().splitlines()
-    except OSError:
-        return "no log"
-    return lines[-1][-300:] if lines else "no output"
 
 
 # -- status ----------------------------------------------------------------------------------
