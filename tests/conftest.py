@@ -8,35 +8,12 @@ cluster cannot start, the tests fail (never skip).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
-from typing import TypeVar
 
 import pytest
 from support.images import ensure_images
+from support.polling import poll_until
 from support.simcluster import SimCluster, ensure_binaries
-
-T = TypeVar("T")
-
-# Generous: the machine is shared and has two cores. Only a state that never comes fails.
-EVENTUALLY_TIMEOUT = 180.0
-
-
-def poll_until(
-    probe: Callable[[], T],
-    accept: Callable[[T], bool],
-    what: str,
-    timeout: float = EVENTUALLY_TIMEOUT,
-) -> T:
-    """Poll `probe` until `accept` takes its value; fail with the last value if it never does."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = probe()
-        if accept(value):
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"never reached: {what}; last value: {value!r}")
-        time.sleep(0.5)
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,6 @@ import json
 import shlex
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,7 @@ import pytest
 from cryptography import x509
 from kubernetes import client
 from kubernetes.stream import stream
+from support.polling import poll_until
 
 from orchestrator.lab.kube.cluster_lab import api_client
 from orchestrator.lab.lifecycle import run_record_path
@@ -130,18 +130,17 @@ class KubeletLab:
 
 
 def wait_for(probe: Callable[[], Any], what: str, timeout: float = 300.0) -> Any:
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
+    """`probe`'s first true value; an exception (the API not answering yet) is "not yet"."""
+
+    def attempt() -> Any:
         try:
-            last = probe()
-        except Exception as exc:  # not there yet
-            last = exc
-        else:
-            if last:
-                return last
-        time.sleep(1.0)
-    pytest.fail(f"never reached: {what}; last: {last!r}")
+            return probe()
+        except Exception as exc:
+            return exc
+
+    return poll_until(
+        attempt, lambda v: bool(v) and not isinstance(v, Exception), what, timeout=timeout
+    )
 
 
 def all_ready(pod: client.V1Pod) -> bool:
