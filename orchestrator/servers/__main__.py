@@ -8,7 +8,9 @@ The path options default to the container layout (orchestrator/servers/layout.py
 image passes only what differs per node. Without --exec it prints what it would run
 (xrootd: the config; gridftp: environment and command line); with --exec it writes the
 source file if asked, then replaces itself with the server (the container's init, tini, is
-its parent). `check` exits 0 when every port accepts a TCP connection (the HEALTHCHECK).
+its parent). `check` exits 0 when every port accepts a TCP connection (the HEALTHCHECK); with
+--credentials it also fails once the server must restart to load its renewed certificate
+(liveness.py says when: between measurements).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from pathlib import Path
 from orchestrator.errors import UserError
 from orchestrator.servers import layout
 from orchestrator.servers.gridftp import GridftpSettings, gridftp_command, gridftp_environment
+from orchestrator.servers.liveness import RenewalPolicy, observe, restart_reason
 from orchestrator.servers.xrootd import (
     XrootdSettings,
     render_xrootd_config,
@@ -102,22 +105,40 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         default=None,
         metavar="CERT",
-        help="also fail when CERT changed after the container started (renewed: restart)",
+        help="also fail when CERT was renewed after the server started and the server has "
+        "been idle for --quiet-period (or the renewal waited --max-wait): restart to load it",
+    )
+    check.add_argument(
+        "--data-ports",
+        type=_port_range,
+        default=None,
+        metavar="LOW,HIGH",
+        help="with --credentials: connections on these ports keep the server busy too",
+    )
+    check.add_argument(
+        "--quiet-period",
+        type=float,
+        default=RenewalPolicy.quiet_period,
+        metavar="SECONDS",
+        help="with --credentials: how long without a connection is between measurements",
+    )
+    check.add_argument(
+        "--max-wait",
+        type=float,
+        default=RenewalPolicy.max_wait,
+        metavar="SECONDS",
+        help="with --credentials: restart this long after the renewal even if busy "
+        "(default: never while busy)",
+    )
+    check.add_argument(
+        "--state",
+        type=Path,
+        default=layout.RUN_DIR / "last-busy",
+        metavar="FILE",
+        help="with --credentials: where checks record the last time they saw a connection",
     )
     check.add_argument("--started-pid", type=int, default=1, help=argparse.SUPPRESS)
     return parser
-
-
-def process_start_time(pid: int) -> float:
-    """When process `pid` started (Unix time): boot time plus its start ticks."""
-    stat = Path(f"/proc/{pid}/stat").read_text()
-    ticks = int(stat[stat.rindex(")") + 2 :].split()[19])
-    boot = next(
-        int(line.split()[1])
-        for line in Path("/proc/stat").read_text().splitlines()
-        if line.startswith("btime ")
-    )
-    return boot + ticks / os.sysconf("SC_CLK_TCK")
 
 
 def check_ports(host: str, ports: Sequence[int], timeout: float) -> int:
@@ -131,16 +152,20 @@ def check_ports(host: str, ports: Sequence[int], timeout: float) -> int:
     return 0
 
 
-def check_credentials(cert: Path, started_pid: int) -> int:
-    """1 when `cert` was replaced after the server started: it still serves the old one."""
+def check_credentials(args: argparse.Namespace) -> int:
+    """1 when the server must restart to load its renewed certificate (liveness.py: when)."""
+    ports = set(args.ports)
+    if args.data_ports is not None:
+        ports.update(range(args.data_ports[0], args.data_ports[1] + 1))
     try:
-        changed = cert.stat().st_mtime
+        seen = observe(args.credentials, args.started_pid, ports, args.state)
     except OSError as exc:
-        print(f"{cert}: {exc.strerror}", file=sys.stderr)
+        print(f"{args.credentials}: {exc.strerror}", file=sys.stderr)
         return 1
-    # whole seconds: /proc's start time is coarser than a file's mtime
-    if int(changed) > int(process_start_time(started_pid)) + 1:
-        print(f"{cert} was renewed after the server started: restart to load it", file=sys.stderr)
+    reason = restart_reason(seen, RenewalPolicy(args.quiet_period, args.max_wait))
+    if reason is not None:
+        print(f"{args.credentials} was renewed after the server started ({reason}): "
+              "restart to load it", file=sys.stderr)  # fmt: skip
         return 1
     return 0
 
@@ -238,10 +263,9 @@ def _gridftp(args: argparse.Namespace) -> tuple[list[str], dict[str, str]] | Non
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.server == "check":
-        status = check_ports(args.host, args.ports, args.timeout)
-        if status == 0 and args.credentials is not None:
-            status = check_credentials(args.credentials, args.started_pid)
-        return status
+        # the certificate first: this check's own connections to the ports must not look busy
+        renewal = 0 if args.credentials is None else check_credentials(args)
+        return check_ports(args.host, args.ports, args.timeout) or renewal
     try:
         command = _xrootd(args) if args.server == "xrootd" else _gridftp(args)
     except (OSError, UserError) as exc:

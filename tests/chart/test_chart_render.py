@@ -328,3 +328,25 @@ def test_the_webapp_pods_do_not_roll_on_an_upgrade_that_changes_nothing(helm: He
         "-webapp",
     )["spec"]["template"]
     assert external["metadata"]["annotations"] != first["metadata"]["annotations"]
+
+
+def test_a_renewed_certificate_restarts_a_server_only_once_its_own_ports_are_idle(
+    helm: Helm,
+) -> None:
+    """The liveness check watches the ports the server container serves (and GridFTP's data
+    range), waits servers.renewalQuietPeriod, and at most a sixth of the certificate's life."""
+    from orchestrator.servers.__main__ import build_parser
+
+    objects = helm.template(**{"servers.renewalQuietPeriod": "15m", "certificates.days": "30"})
+    for component in ("xrootd", "gridftp"):
+        server = container(find(objects, "DaemonSet", f"-{component}")["spec"]["template"]["spec"],
+                           component)  # fmt: skip
+        command = server["livenessProbe"]["exec"]["command"]
+        assert command[:4] == ["python3", "-m", "orchestrator.servers", "check"]
+        check = build_parser().parse_args(command[3:])
+        assert check.credentials == layout.HOST_CERT
+        assert check.quiet_period == 15 * 60 and check.max_wait == 30 * 86400 / 6
+        assert set(check.ports) == {p["containerPort"] for p in server["ports"]}
+        served = build_parser().parse_args(server["args"])
+        assert check.data_ports == getattr(served, "data_ports", None)
+    assert check.data_ports == (20000, 20999)  # gridftp's own range

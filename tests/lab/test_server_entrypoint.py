@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 from ca.authority import CertificateAuthority
 from orchestrator.servers import XrootdSettings, render_xrootd_config
@@ -80,23 +86,140 @@ def test_gridftp_exec_runs_a_real_server_with_gsi(tmp_path: Path) -> None:
         server.wait(timeout=10)
 
 
-def test_check_fails_once_the_certificate_is_newer_than_the_server(tmp_path: Path) -> None:
-    cert = tmp_path / "hostcert.pem"
-    cert.write_text("old")
-    time.sleep(1.1)
-    with socket.socket() as listener:
-        listener.bind(("127.0.0.1", 0))
+# -- the liveness check: a renewed certificate restarts a server only between measurements --
+
+
+@dataclass
+class Renewal:
+    """A process playing the server, its certificate and the check's state file."""
+
+    server: subprocess.Popen[bytes]
+    cert: Path
+    state: Path
+
+    def loaded(self) -> None:
+        """The certificate is the one the server read at its start."""
+        os.utime(self.cert, (time.time() - 3600, time.time() - 3600))
+
+    def renewed(self, ago: float = 0.0) -> None:
+        when = time.time() - ago  # after the server's start: the fixture waited
+        os.utime(self.cert, (when, when))
+
+    def check(self, port: int, extra: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
+        return run_module(
+            "check", "--port", str(port), "--credentials", str(self.cert),
+            "--state", str(self.state), "--started-pid", str(self.server.pid), *extra,
+        )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def renewal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Renewal]:
+    where = tmp_path_factory.mktemp("renewal")
+    cert = where / "hostcert.pem"
+    cert.write_text("certificate")
+    server = subprocess.Popen(["sleep", "600"])
+    time.sleep(3.1)  # /proc's start time has whole seconds: a renewal is later than that
+    yield Renewal(server, cert, where / "last-busy")
+    server.kill()
+    server.wait()
+
+
+@pytest.fixture
+def fresh(renewal: Renewal) -> Renewal:
+    renewal.state.unlink(missing_ok=True)
+    return renewal
+
+
+@contextmanager
+def listening(family: socket.AddressFamily = socket.AF_INET) -> Iterator[socket.socket]:
+    with socket.socket(family) as listener:
+        listener.bind(("::1" if family == socket.AF_INET6 else "127.0.0.1", 0))
         listener.listen()
-        port = str(listener.getsockname()[1])
-        server = subprocess.Popen(["sleep", "60"])  # plays the server, started after the cert
-        try:
-            check = ["check", "--port", port, "--credentials", str(cert), "--started-pid"]
-            assert run_module(*check, str(server.pid)).returncode == 0
-            time.sleep(2.1)
-            cert.write_text("renewed")  # the renewal sidecar replaced it
-            result = run_module(*check, str(server.pid))
-            assert result.returncode == 1 and "renewed after the server started" in result.stderr
-        finally:
-            server.kill()
-            server.wait()
-    assert run_module("check", "--port", port).returncode == 1  # nothing listens any more
+        yield listener
+
+
+@contextmanager
+def connected(listener: socket.socket) -> Iterator[None]:
+    """A real established connection to `listener`, both ends open (a transfer under way)."""
+    with socket.create_connection(listener.getsockname()[:2]):
+        accepted, _ = listener.accept()
+        with accepted:
+            yield
+
+
+def port_of(listener: socket.socket) -> int:
+    return int(listener.getsockname()[1])
+
+
+RESTART = "was renewed after the server started"
+
+
+def test_a_certificate_the_server_loaded_keeps_it_running(fresh: Renewal) -> None:
+    fresh.loaded()
+    with listening() as server:
+        result = fresh.check(port_of(server), extra=("--quiet-period", "0"))
+    assert result.returncode == 0, result.stderr
+
+
+def test_a_renewed_certificate_restarts_an_idle_server(fresh: Renewal) -> None:
+    fresh.renewed()
+    with listening() as server:
+        result = fresh.check(port_of(server), extra=("--quiet-period", "0"))
+    assert result.returncode == 1 and RESTART in result.stderr
+    assert "no connection for" in result.stderr
+
+
+@pytest.mark.parametrize("family", [socket.AF_INET, socket.AF_INET6], ids=["ipv4", "ipv6"])
+def test_a_renewed_certificate_waits_while_a_transfer_is_under_way(
+    fresh: Renewal, family: socket.AddressFamily
+) -> None:
+    fresh.renewed()
+    with listening(family) as server:
+        host = ("--host", server.getsockname()[0])
+        with connected(server):
+            assert (
+                fresh.check(port_of(server), extra=("--quiet-period", "0", *host)).returncode == 0
+            )
+        # closed: idle now, but it was busy a moment ago, so it waits for the quiet period
+        assert fresh.check(port_of(server), extra=("--quiet-period", "600", *host)).returncode == 0
+        result = fresh.check(port_of(server), extra=("--quiet-period", "0", *host))
+    assert result.returncode == 1 and RESTART in result.stderr
+
+
+def test_a_connection_on_the_data_ports_keeps_the_server_busy(fresh: Renewal) -> None:
+    fresh.renewed()
+    with listening() as control, listening() as data:
+        data_port = port_of(data)
+        ranges = ("--quiet-period", "0", "--data-ports", f"{data_port},{data_port}")
+        with connected(data):
+            assert fresh.check(port_of(control), extra=ranges).returncode == 0
+            # without the data range that connection is not the server's
+            assert fresh.check(port_of(control), extra=ranges[:2]).returncode == 1
+
+
+def test_a_connection_to_another_port_does_not_hold_the_renewal(fresh: Renewal) -> None:
+    fresh.renewed()
+    with listening() as server, listening() as elsewhere, connected(elsewhere):
+        result = fresh.check(port_of(server), extra=("--quiet-period", "0"))
+    assert result.returncode == 1 and RESTART in result.stderr
+
+
+def test_a_recently_renewed_certificate_waits_for_the_quiet_period(fresh: Renewal) -> None:
+    fresh.renewed()
+    with listening() as server:
+        assert fresh.check(port_of(server), extra=("--quiet-period", "600")).returncode == 0
+
+
+def test_the_longest_wait_restarts_even_a_busy_server(fresh: Renewal) -> None:
+    fresh.renewed(ago=1)
+    with listening() as server, connected(server):
+        result = fresh.check(port_of(server), extra=("--max-wait", "1"))
+    assert result.returncode == 1 and "the longest a renewal waits" in result.stderr
+
+
+def test_a_dead_server_fails_the_check_whatever_its_certificate(fresh: Renewal) -> None:
+    fresh.loaded()
+    with listening() as server:
+        port = port_of(server)
+    result = fresh.check(port)
+    assert result.returncode == 1 and f"127.0.0.1:{port}" in result.stderr

@@ -108,6 +108,18 @@ imagePullSecrets:
 {{- mul (int64 $number) (index $factors $unit) }}
 {{- end }}
 
+{{/* Seconds in a duration like 90, 90s, 10m, 2h or 1d. */}}
+{{- define "tpc-bench.seconds" -}}
+{{- $text := toString . }}
+{{- $number := regexFind "^[0-9]+" $text }}
+{{- $factors := dict "" 1 "s" 1 "m" 60 "h" 3600 "d" 86400 }}
+{{- $unit := trimPrefix $number $text }}
+{{- if or (not $number) (not (hasKey $factors $unit)) }}
+{{- fail (printf "%q is not a duration: write e.g. 90s, 10m or 2h" $text) }}
+{{- end }}
+{{- mul (int64 $number) (index $factors $unit) }}
+{{- end }}
+
 {{/* The data volume: the source file plus K incoming files, plus headroom (bytes). */}}
 {{- define "tpc-bench.dataBytes" -}}
 {{- $file := include "tpc-bench.bytes" .Values.campaign.fileSize | int64 }}

@@ -46,7 +46,7 @@ terminationGracePeriodSeconds: 30
 
 {{- define "tpc-bench.certificateRenewal" -}}
 # Renews the host certificate when a third of its life is left; the server's liveness check
-# then restarts the server container, which loads the new one.
+# then restarts the server container, which loads the new one, between measurements.
 - name: certificate-renewal
   image: {{ include "tpc-bench.image" (list . "orchestrator") }}
   imagePullPolicy: {{ .Values.images.pullPolicy }}
@@ -69,6 +69,16 @@ terminationGracePeriodSeconds: 30
   volumeMounts:
     - name: host-credentials
       mountPath: /etc/grid-security/tpc-bench
+{{- end }}
+
+{{/* The liveness check's arguments for the host certificate: it fails for a renewed one
+only once the server has had no connection for servers.renewalQuietPeriod (between
+measurements), or a sixth of the certificate's life after the renewal (a connection open that
+long is stuck; the old certificate still has a sixth of its life). orchestrator/servers/liveness.py */}}
+{{- define "tpc-bench.renewalCheckArgs" -}}
+--credentials=/etc/grid-security/tpc-bench/hostcert.pem,
+--quiet-period={{ include "tpc-bench.seconds" .Values.servers.renewalQuietPeriod }},
+--max-wait={{ mul .Values.certificates.days 14400 }}
 {{- end }}
 
 {{- define "tpc-bench.serverVolumeMounts" -}}
