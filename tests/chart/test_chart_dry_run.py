@@ -53,7 +53,7 @@ def test_every_rendered_object_is_accepted_by_the_api_server(
             except ApiException as exc:
                 pytest.fail(f"{item['kind']} {item['metadata']['name']}: {exc.status} {exc.body}")
             checked.append(item["kind"])
-        assert {"DaemonSet", "Deployment", "ClusterRole", "Pod"} <= set(checked)
+        assert {"DaemonSet", "Deployment", "ClusterRole", "Pod", "NetworkPolicy"} <= set(checked)
         if scenario == "cert-manager-values.yaml":
             assert sorted(skipped) == ["Certificate", "Issuer"]
         else:
