@@ -76,14 +76,16 @@ class ClientCredentials:
         )
 
 
+SOURCE_PREFIX = "/tpcbench-source-"
+
+
 def source_name(file_size: int) -> str:
     """The name (under an endpoint's data root) of the source file of `file_size` bytes."""
-    return f"/tpcbench-source-{file_size}"
+    return f"{SOURCE_PREFIX}{file_size}"
 
 
-# Where token-authorized transfers read and write: only a valid token opens it. XRootD 5.5
-# falls back to its authorization database for a bad token, and the x509 transfers need
-# that database open (their server-to-server legs are anonymous), so tokens get an area.
+# Where token-authorized transfers read and write: only a valid token opens it, while the
+# rest of the namespace is for our CA's identities (servers/access.py).
 TOKEN_AREA = "/tokens"
 
 

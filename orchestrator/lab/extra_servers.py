@@ -19,12 +19,11 @@ from orchestrator.errors import UserError
 from orchestrator.lab.datafiles import lab_data_dir
 from orchestrator.lab.inventory import LabInventory, lab_dir
 from orchestrator.lab.lifecycle import run_record_path
-from orchestrator.lab.node_files import prepare_node_dir, wait_until_serving
+from orchestrator.lab.node_files import AccessFiles, prepare_node_dir, wait_until_serving
 from orchestrator.lab.process_runtime import ProcessRuntime
 from orchestrator.lab.run_record import LabRun
 from orchestrator.lab.runtime import NodeFiles
 from orchestrator.lab.topology import NodePlan
-from orchestrator.servers import render_grid_mapfile
 
 
 @dataclass(frozen=True)
@@ -54,7 +53,7 @@ def extra_servers(
     if not (node_pki / "hostcert.pem").exists():
         # a podman lab keeps the same files: the servers here are processes either way
         raise UserError(f"lab node {node} has no host certificate in {node_pki}")
-    grid_mapfile = render_grid_mapfile({_subject(inventory): account.name})
+    access = AccessFiles.read(node_pki.parent)
     before = len(record.processes)
     started: list[tuple[Endpoint, Path]] = []
     data_dirs: list[str] = []
@@ -69,7 +68,7 @@ def extra_servers(
             prepare_node_dir(
                 node_dir, data_root, account, node_pki / "hostcert.pem", node_pki / "hostkey.pem"
             )
-            (node_dir / "grid-mapfile").write_text(grid_mapfile)
+            access.write(node_dir, account)
             plan = NodePlan(
                 index=0,
                 name=name,
@@ -98,13 +97,3 @@ def extra_servers(
                 current.data_dirs.remove(folder)
         if record_path.exists():
             current.save()
-
-
-def _subject(inventory: LabInventory) -> str:
-    """The client certificate's DN, as GridFTP's grid-mapfile names it."""
-    from cryptography import x509
-
-    from ca.names import to_globus_dn
-
-    cert = x509.load_pem_x509_certificate(inventory.client.cert.read_bytes())
-    return to_globus_dn(cert.subject)

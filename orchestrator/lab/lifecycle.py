@@ -25,7 +25,13 @@ from orchestrator.lab.inventory import (
     save_inventory,
 )
 from orchestrator.lab.kube.cluster_lab import stop_cluster
-from orchestrator.lab.node_files import copy_certdir, own, prepare_node_dir, wait_until_serving
+from orchestrator.lab.node_files import (
+    AccessFiles,
+    copy_certdir,
+    own,
+    prepare_node_dir,
+    wait_until_serving,
+)
 from orchestrator.lab.preflight import check_host_ports_free, check_reachable_by
 from orchestrator.lab.run_record import LabRun
 from orchestrator.lab.runtime import PROCESS, NodeFiles, Runtime, make_runtime
@@ -40,7 +46,13 @@ from orchestrator.lab.topology import LOOPBACK, MODES, NETNS, LabNetwork, NodePl
 from orchestrator.lab.wan_profile import RttMatrix, TcpSettings, rtt_matrix
 from orchestrator.paths import tpcbench_home
 from orchestrator.servers import render_grid_mapfile
-from orchestrator.servers.source_file import ensure_token_source, source_path, write_source_file
+from orchestrator.servers.access import dn_prefix, new_macaroon_secret, render_xrootd_gridmap
+from orchestrator.servers.source_file import (
+    SOURCE_MODE,
+    ensure_token_source,
+    source_path,
+    write_source_file,
+)
 
 DEFAULT_FILE_SIZE = 1 << 30
 CLIENT_NAME = "orchestrator"
@@ -224,7 +236,13 @@ def _build(
         cert=client_cred.cert, key=client_cred.key, certdir=ca.certdir, tokens=minter
     )
     certdir = copy_certdir(ca.certdir, lab_dir(home) / "certificates")
-    grid_mapfile = render_grid_mapfile({client_cred.subject_dn: account.name})
+    access = AccessFiles(
+        grid_mapfile=render_grid_mapfile({client_cred.subject_dn: account.name}),
+        xrootd_gridmap=render_xrootd_gridmap(
+            [client_cred.subject_dn], dn_prefix(ca.host_subject_dn(plans[0].name))
+        ),
+        macaroon_secret=new_macaroon_secret(),
+    )
 
     nodes_dir = lab_dir(home) / "nodes"
     shutil.rmtree(nodes_dir, ignore_errors=True)  # logs of the previous lab
@@ -239,14 +257,14 @@ def _build(
         record.save()
         host = ca.issue_host(plan.name, ips=[plan.address], dns=plan.dns_names)
         prepare_node_dir(node_dir, data_root, account, host.cert, host.key)
-        (node_dir / "grid-mapfile").write_text(grid_mapfile)
+        access.write(node_dir, account)
         target = source_path(data_root, file_size)
         if source is None:
             write_source_file(target, file_size)
             source = target
         else:
             copy_source_file(source, target)
-        own(target, account, 0o644)
+        own(target, account, SOURCE_MODE)
         own(ensure_token_source(data_root, file_size).parent, account, 0o755)
         if plan.netns is not None:
             trust_in_namespace(plan.netns, issuer.bundle)

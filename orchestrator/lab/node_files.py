@@ -7,6 +7,7 @@ import os
 import shutil
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from orchestrator.endpoints import Endpoint
@@ -17,6 +18,11 @@ from orchestrator.lab.run_record import LabRun
 from orchestrator.lab.runtime import Runtime
 
 READY_TIMEOUT = 30.0
+# Under a node's folder: who may log in and as whom (servers/access.py), and the key of the
+# macaroons its XRootD issues.
+GRID_MAPFILE = "grid-mapfile"  # GridFTP: orchestrator DN -> the server account
+XROOTD_GRIDMAP = "xrootd-gridmap"  # XRootD: DN -> identity
+MACAROON_SECRET = "pki/macaroon-secret"
 
 
 def own(path: Path, account: ServerAccount, mode: int) -> None:
@@ -52,6 +58,34 @@ def prepare_node_dir(
     shutil.copyfile(key, node_dir / "pki" / "hostkey.pem")
     own(node_dir / "pki" / "hostcert.pem", account, 0o644)
     own(node_dir / "pki" / "hostkey.pem", account, 0o600)
+
+
+@dataclass(frozen=True)
+class AccessFiles:
+    """The same on every server of a lab: the two grid maps and the macaroon key."""
+
+    grid_mapfile: str
+    xrootd_gridmap: str
+    macaroon_secret: str
+
+    @classmethod
+    def read(cls, node_dir: Path) -> AccessFiles:
+        """Those of a prepared node (more servers on that node share them)."""
+        return cls(
+            *(
+                (node_dir / name).read_text()
+                for name in (GRID_MAPFILE, XROOTD_GRIDMAP, MACAROON_SECRET)
+            )
+        )
+
+    def write(self, node_dir: Path, account: ServerAccount) -> None:
+        for name, text, mode in (
+            (GRID_MAPFILE, self.grid_mapfile, 0o644),
+            (XROOTD_GRIDMAP, self.xrootd_gridmap, 0o644),
+            (MACAROON_SECRET, self.macaroon_secret, 0o600),
+        ):
+            (node_dir / name).write_text(text)
+            own(node_dir / name, account, mode)
 
 
 def wait_until_serving(record: LabRun, servers: Runtime, endpoints: Sequence[Endpoint]) -> None:

@@ -22,10 +22,9 @@ PROGRAMS = {
     "globus-gridftp-server": "globus-gridftp-server-progs",
 }
 NETNS_PROGRAMS = {"ip": "iproute2", "ss": "iproute2", "tc": "iproute2", "setpriv": "util-linux"}
-PLUGIN_PACKAGE = "xrootd-server-plugins"
 # plugin -> the Debian package that provides it (the lab's servers accept our tokens)
 PLUGINS = {
-    **{plugin: PLUGIN_PACKAGE for plugin in REQUIRED_PLUGINS},
+    **REQUIRED_PLUGINS,
     TOKEN_PLUGIN: "xrootd-scitokens-plugins",
 }
 LIBRARY_DIRS = (

@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 from orchestrator.lab import processes
-from orchestrator.lab.node_files import own
+from orchestrator.lab.node_files import GRID_MAPFILE, MACAROON_SECRET, XROOTD_GRIDMAP, own
 from orchestrator.lab.preflight import (
     NETNS_PROGRAMS,
     PROGRAMS,
@@ -65,6 +65,8 @@ class ProcessRuntime:
             host_cert=pki / "hostcert.pem",
             host_key=pki / "hostkey.pem",
             certdir=files.certdir,
+            gridmap=node_dir / XROOTD_GRIDMAP,
+            macaroon_secret=node_dir / MACAROON_SECRET,
             root_port=plan.ports["root"],
             https_port=plan.ports["https"],
             xrdcp_path=shutil.which("xrdcp") or "/usr/bin/xrdcp",
@@ -91,7 +93,7 @@ class ProcessRuntime:
             host_cert=pki / "hostcert.pem",
             host_key=pki / "hostkey.pem",
             certdir=files.certdir,
-            grid_mapfile=node_dir / "grid-mapfile",
+            grid_mapfile=node_dir / GRID_MAPFILE,
             log_path=node_dir / "gridftp.log",
             home_dir=files.data_root,
             port=plan.ports["gridftp"],

@@ -77,6 +77,18 @@ def build_parser() -> argparse.ArgumentParser:
     xrootd.add_argument("--root-port", type=int, default=1094)
     xrootd.add_argument("--https-port", type=int, default=8443)
     xrootd.add_argument(
+        "--gridmap",
+        type=Path,
+        default=layout.XROOTD_GRIDMAP,
+        help="DN -> identity map for HTTPS and root:// (see orchestrator/servers/access.py)",
+    )
+    xrootd.add_argument(
+        "--macaroon-secret",
+        type=Path,
+        default=layout.MACAROON_SECRET,
+        help="base64 key for the macaroons this server issues (the same for every server)",
+    )
+    xrootd.add_argument(
         "--token-issuer",
         default=None,
         metavar="URL",
@@ -215,6 +227,8 @@ def _xrootd(args: argparse.Namespace) -> tuple[list[str], dict[str, str]] | None
         host_cert=args.host_cert,
         host_key=args.host_key,
         certdir=args.certdir,
+        gridmap=args.gridmap,
+        macaroon_secret=args.macaroon_secret,
         root_port=args.root_port,
         https_port=args.https_port,
         token_issuer=args.token_issuer,

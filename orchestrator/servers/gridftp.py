@@ -11,6 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 GRIDFTP_BINARY = "globus-gridftp-server"
+# GSI, and only the grid-mapfile's DNs (the orchestrator's) log in; they may still not rename,
+# make or remove directories or list one: a measurement reads the source and writes (gfal2:
+# first deletes) its transfer slots. GridFTP has no per-path rules as XRootD's (access.py):
+# the source file is read-only (source_file.SOURCE_MODE).
+DISABLED_COMMANDS = ("RMD", "MKD", "RNFR", "RNTO", "LIST", "NLST", "MLSD")
 
 
 @dataclass(frozen=True)
@@ -44,6 +49,8 @@ def gridftp_command(settings: GridftpSettings) -> list[str]:
         f"{low},{high}",
         "-home-dir",
         str(s.home_dir),
+        "-disable-command-list",
+        ",".join(DISABLED_COMMANDS),
         "-d",
         s.log_level,
         "-l",

@@ -13,7 +13,9 @@ HOST_CERT = HOST_CREDENTIALS / "hostcert.pem"
 HOST_KEY = HOST_CREDENTIALS / "hostkey.pem"
 # A directory of its own: a ConfigMap mounted there (no subPath) follows the signer's updates.
 GRID_MAPFILE_DIR = Path("/etc/grid-security/gridmap")
-GRID_MAPFILE = GRID_MAPFILE_DIR / "grid-mapfile"  # orchestrator DN -> local user
+GRID_MAPFILE = GRID_MAPFILE_DIR / "grid-mapfile"  # orchestrator DN -> local user (GridFTP)
+XROOTD_GRIDMAP = GRID_MAPFILE_DIR / "xrootd-gridmap"  # DN -> identity (servers/access.py)
+MACAROON_SECRET = Path("/etc/tpc-bench/macaroons/secret")  # a Secret: one key per release
 SERVER_USER = "tpcbench"  # the non-root account every image runs as
 SERVER_UID = 10001
 SERVER_GID = 10001

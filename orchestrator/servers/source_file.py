@@ -16,6 +16,7 @@ from orchestrator.endpoints import in_token_area, source_name
 from orchestrator.errors import UserError
 
 CHUNK = 16 << 20
+SOURCE_MODE = 0o444
 
 
 def source_path(data_root: Path, size: int) -> Path:
@@ -77,4 +78,7 @@ def write_source_file(path: Path, size: int) -> None:
         raise UserError(
             f"cannot write the {size}-byte source file {path}: {exc.strerror}"
         ) from None
+    # Read-only, for its owner too: the servers' own account (GridFTP's mapped user) cannot
+    # overwrite the file every measurement reads.
+    os.chmod(tmp, SOURCE_MODE)
     os.replace(tmp, path)

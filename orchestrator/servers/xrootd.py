@@ -4,11 +4,18 @@ Used by the lab and by the container image, so both run exactly this configurati
 Verified against xrootd 5.5.3: the lab's and the images' tests run HTTPS-TPC and root://
 TPC through exactly this configuration.
 
-With a token issuer, the SciTokens plugin (xrootd-scitokens-plugins) checks bearer tokens.
-It consults the authorization database whenever a token is missing or does not authorize
-(expired, unknown issuer, another path), so the database keeps everything open as before
-(x509 transfers need that: their server-to-server legs are anonymous) except the token area,
-which only a valid token opens.
+Every request is authenticated and authorized (servers/access.py says who may do what):
+- HTTPS: the TLS client certificate, mapped by `http.gridmap`; or a bearer token: a macaroon
+  this server issued (XrdMacaroons) or, with a token issuer, a SciToken. XRootD 5.5's
+  HTTP-TPC makes its own GET or PUT to the other server without a client certificate, so in
+  x509 mode the orchestrator asks that server for a macaroon scoped to the one file and
+  passes it on (`TransferHeaderAuthorization`), as FTS does with WLCG storage.
+- root://: GSI (`sec.protocol gsi`, the only protocol bound): the same certificates and grid
+  map. It is the authenticated protocol XRootD 5.5's third-party copy supports with X.509:
+  the destination's `xrdcp --server` logs in to the source with its host certificate, and
+  the source checks the rendezvous key the orchestrator's own open left there. (`sss` needs a
+  shared keytab on every client and server, `ztn` tokens, `krb5` a realm; `unix` and `host`
+  authenticate nobody.)
 """
 
 from __future__ import annotations
@@ -17,12 +24,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ca.tokens import ANY_AUDIENCE
-from orchestrator.endpoints import TOKEN_AREA
+from orchestrator.servers.access import render_authdb
 
 XROOTD_BINARY = "xrootd"
 XRDCP_BINARY = "xrdcp"
-# XrdHttp loads these plugins by their versioned names (the loader appends -5).
-REQUIRED_PLUGINS = ("libXrdHttp-5.so", "libXrdHttpTPC-5.so")
+# The plugins this configuration loads -> the Debian packages providing them. XrdHttp loads
+# them by their versioned names (the loader appends -5).
+REQUIRED_PLUGINS = {
+    "libXrdHttp-5.so": "xrootd-server-plugins",
+    "libXrdHttpTPC-5.so": "xrootd-server-plugins",
+    "libXrdMacaroons-5.so": "xrootd-server-plugins",
+    "libXrdSec-5.so": "xrootd-plugins",
+    "libXrdSecgsi-5.so": "xrootd-plugins",
+}
 TOKEN_PLUGIN = "libXrdAccSciTokens-5.so"  # Debian: xrootd-scitokens-plugins
 AUTHDB_FILE = "authdb"
 SCITOKENS_FILE = "scitokens.cfg"
@@ -38,6 +52,8 @@ class XrootdSettings:
     host_cert: Path
     host_key: Path
     certdir: Path  # hashed CA directory (<hash>.0, <hash>.r0 ...)
+    gridmap: Path  # DN -> identity (access.render_xrootd_gridmap), for HTTPS and root://
+    macaroon_secret: Path  # base64 key the macaroons this server issues are signed with
     root_port: int = 1094
     https_port: int = 8443
     # TPC timeouts: seconds without progress, seconds until the first byte.
@@ -69,23 +85,25 @@ def render_xrootd_config(settings: XrootdSettings) -> str:
         f"tpc.timeout {s.tpc_idle_timeout} {s.tpc_first_byte_timeout}",
         # root:// third-party copy: the destination pulls with `xrdcp --server`.
         f"ofs.tpc autorm streams 8,15 pgm {s.xrdcp_path} --server",
+        # root://: GSI only, users mapped by the grid map; an unmapped DN cannot log in. (A
+        # token in the URL's authz still decides what a GSI login may do in the token area.)
+        "xrootd.seclib libXrdSec.so",
+        f"sec.protocol gsi -certdir:{s.certdir} -cert:{s.host_cert} -key:{s.host_key} "
+        f"-gridmap:{s.gridmap} -gmapopt:2",
+        "sec.protbind * only gsi",
+        # HTTPS: client certificates mapped by the same file; bearer tokens from the CGI.
+        f"http.gridmap {s.gridmap}",
+        "http.header2cgi Authorization authz",
+        "all.sitename tpc-bench",  # a macaroon's location
+        "http.exthandler xrdmacaroons libXrdMacaroons.so",
+        f"macaroons.secretkey {s.macaroon_secret}",
+        "ofs.authorize 1",
+        f"acc.authdb {s.run_dir / AUTHDB_FILE}",
+        "ofs.authlib ++ libXrdMacaroons.so",
     ]
     if s.token_issuer is not None:
-        lines += [
-            "http.header2cgi Authorization authz",  # the plugin reads the token from the CGI
-            "ofs.authorize 1",
-            f"acc.authdb {s.run_dir / AUTHDB_FILE}",
-            f"ofs.authlib ++ libXrdAccSciTokens.so config={s.run_dir / SCITOKENS_FILE}",
-        ]
+        lines.append(f"ofs.authlib ++ libXrdAccSciTokens.so config={s.run_dir / SCITOKENS_FILE}")
     return "\n".join([*lines, ""])
-
-
-def render_authdb() -> str:
-    """Everyone may do anything, as without authorization, except in the token area.
-
-    XrdAcc applies a user's first matching path, so the token area's line comes first.
-    """
-    return f"u * {TOKEN_AREA}/ -a / a\n"
 
 
 def render_scitokens_config(settings: XrootdSettings) -> str:
@@ -107,13 +125,12 @@ def render_scitokens_config(settings: XrootdSettings) -> str:
 
 
 def xrootd_files(settings: XrootdSettings) -> dict[Path, str]:
-    """The files besides xrootd.cfg that the configuration names (none without tokens)."""
-    if settings.token_issuer is None:
-        return {}
-    return {
-        settings.run_dir / AUTHDB_FILE: render_authdb(),
-        settings.run_dir / SCITOKENS_FILE: render_scitokens_config(settings),
-    }
+    """The files besides xrootd.cfg that the configuration names and that follow from the
+    settings alone (the grid map and the macaroon secret are given)."""
+    files = {settings.run_dir / AUTHDB_FILE: render_authdb()}
+    if settings.token_issuer is not None:
+        files[settings.run_dir / SCITOKENS_FILE] = render_scitokens_config(settings)
+    return files
 
 
 def xrootd_command(config_path: Path, log_path: Path | None, name: str) -> list[str]:
@@ -127,8 +144,18 @@ def xrootd_command(config_path: Path, log_path: Path | None, name: str) -> list[
 
 def xrootd_environment(settings: XrootdSettings) -> dict[str, str]:
     """Extra environment: the TPC plugin's libcurl gets the CA directory explicitly; the
-    SciTokens library keeps the issuer's keys in a cache under the run directory."""
-    env = {"XRDTPC_CADIR": str(settings.certdir)}
+    root:// copy program (`xrdcp --server`, a child) logs in to sources with the host
+    certificate itself (no proxy: XRootD 5.5 signs proxies with SHA-1, which OpenSSL 3
+    refuses) and accepts any host certificate of our CA, whose CN need not be the address;
+    the SciTokens library keeps the issuer's keys in a cache under the run directory."""
+    env = {
+        "XRDTPC_CADIR": str(settings.certdir),
+        "X509_USER_CERT": str(settings.host_cert),
+        "X509_USER_KEY": str(settings.host_key),
+        "X509_CERT_DIR": str(settings.certdir),
+        "XrdSecGSICREATEPROXY": "0",
+        "XrdSecGSISRVNAMES": "*",
+    }
     if settings.token_issuer is not None:
         env["XDG_CACHE_HOME"] = str(settings.run_dir / "cache")
     return env

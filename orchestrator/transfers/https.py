@@ -21,6 +21,7 @@ from orchestrator.transfers.base import (
     build_record,
 )
 from orchestrator.transfers.error_classes import classify_http_status, classify_message
+from orchestrator.transfers.macaroons import DOWNLOAD, UPLOAD, MacaroonError, request_macaroon
 from orchestrator.transfers.perf_markers import PerfMarkerParser
 from orchestrator.transfers.phases import PhaseTimeline
 from orchestrator.transfers.record import Clock, ErrorClass, ProgressPoint, TransferRecord
@@ -103,8 +104,10 @@ class HttpsTpc(TransferTool):
         )
         if self.mode == "pull":
             target, headers = destination_url, tpc_headers(source_url, None, request.streams)
+            other_leg = (source_url, DOWNLOAD)
         else:
             target, headers = source_url, tpc_headers(None, destination_url, request.streams)
+            other_leg = (destination_url, UPLOAD)
         parser = PerfMarkerParser()
         progress: list[ProgressPoint] = []
         # Tokens are minted before the clock starts: signing is ours, not the transfer's.
@@ -123,13 +126,18 @@ class HttpsTpc(TransferTool):
             except TokenError as exc:
                 tokens = exc
         start = request.clock.now()
-        timeline = PhaseTimeline(start)
+        # x509: the copy begins with the macaroon for the other leg (_authorize_other_leg)
+        timeline = PhaseTimeline(start, "authorize" if request.auth == "x509" else "connect")
         succeeded, error_class, message = False, None, ""
         try:
             if isinstance(tokens, TokenError):
                 raise tokens
             headers = {**headers, **tokens}
             async with asyncio.timeout(request.timeout):
+                if request.auth == "x509":
+                    headers = await self._authorize_other_leg(
+                        request.creds, other_leg, headers, timeline, request.clock, request.timeout
+                    )
                 succeeded, error_class, message = await self._copy(
                     request.creds,
                     request.auth,
@@ -161,6 +169,8 @@ class HttpsTpc(TransferTool):
             error_class, message = "auth", f"client credentials: {exc}"
         except TokenError as exc:  # no token issuer, or its key could not be read
             error_class, message = "auth", f"tokens: {exc}"
+        except MacaroonError as exc:
+            error_class, message = "auth", str(exc)
         end = request.clock.now()
         return build_record(
             index=request.index,
@@ -178,6 +188,26 @@ class HttpsTpc(TransferTool):
             progress=progress,
             timeline=timeline,
         )
+
+    async def _authorize_other_leg(
+        self,
+        creds: ClientCredentials,
+        other_leg: tuple[str, str],
+        headers: dict[str, str],
+        timeline: PhaseTimeline,
+        clock: Clock,
+        timeout: float,
+    ) -> dict[str, str]:
+        """x509: a macaroon from the other server (macaroons.py) for its leg, timed as the
+        transfer's `authorize` phase; the COPY's own connection starts afterwards."""
+        url, activity = other_leg
+        async with httpx.AsyncClient(
+            verify=client_ssl_context(creds, "x509"),
+            timeout=httpx.Timeout(CONNECT_TIMEOUT),
+        ) as client:
+            macaroon = await request_macaroon(client, url, activity, timeout)
+        timeline.enter("connect", clock.now())
+        return {**headers, "TransferHeaderAuthorization": f"Bearer {macaroon}"}
 
     async def _copy(
         self,

@@ -13,15 +13,26 @@ from __future__ import annotations
 from orchestrator.transfers.record import ProgressPoint
 
 # In the order a transfer goes through them; a tool uses those its protocol has.
-PHASES: tuple[str, ...] = ("connect", "handshake", "request", "streaming", "poll", "close")
+# `authorize`: an x509 HTTP-TPC copy first asks the other server for a macaroon (macaroons.py).
+PHASES: tuple[str, ...] = (
+    "authorize",
+    "connect",
+    "handshake",
+    "request",
+    "streaming",
+    "poll",
+    "close",
+)
 
 
 class PhaseTimeline:
-    """The phases one transfer entered and when; it begins in `connect` at `start`."""
+    """The phases one transfer entered and when; it begins in `first` at `start`."""
 
-    def __init__(self, start: float) -> None:
+    def __init__(self, start: float, first: str = "connect") -> None:
+        if first not in PHASES:
+            raise ValueError(f"unknown phase {first!r}; choose one of {', '.join(PHASES)}")
         self.start = start
-        self._marks: list[tuple[str, float]] = [("connect", start)]
+        self._marks: list[tuple[str, float]] = [(first, start)]
         self.first_progress: ProgressPoint | None = None
 
     @property

@@ -17,9 +17,25 @@ from orchestrator.transfers.xrdcl_log import XrdclLog
 # XrdCl retries a refused connection for up to 5 x 120 s by default; a measurement wants a
 # dead server to be a prompt `connect` failure. Data movement is unaffected.
 FAIL_FAST_CONNECT = {"XRD_CONNECTIONRETRY": "1", "XRD_CONNECTIONWINDOW": "15"}
+# XRootD's GSI client: log in with the certificate itself (XRootD 5.5 would make a proxy
+# signed with SHA-1, which OpenSSL 3 refuses); XrdSecGSISRVNAMES is set per copy.
+GSI_CLIENT = {"XrdSecGSICREATEPROXY": "0"}
 # XrdCl log lines that only appear when an established session breaks (the server died).
 _SESSION_LOST = re.compile(r"Socket error encountered|Unable to get the response to request")
 _LOG_LINE = re.compile(r"^\[\d{4}-\d\d-\d\d ")
+
+
+def gsi_server_names(*endpoints: Endpoint) -> dict[str, str]:
+    """The servers' certificate CNs GSI may accept. XRootD 5.5 compares a server's CN with
+    the host name it dialled (never the certificate's alternative names), and our host
+    certificates are named after the node, not its address. Without a known DN, any
+    certificate of the CA directory's authorities is accepted."""
+    names = []
+    for endpoint in endpoints:
+        if not endpoint.host_dn:
+            return {"XrdSecGSISRVNAMES": "*"}
+        names.append(endpoint.host_dn.rpartition("/CN=")[2])
+    return {"XrdSecGSISRVNAMES": "|".join(dict.fromkeys(names))}
 
 
 def xrdcp_outcome(returncode: int | None, timed_out: bool, stderr: str, timeout: float) -> dict:
@@ -68,7 +84,12 @@ class XrootdTpc(TransferTool):
         )
         start = request.clock.now()
         timeline = PhaseTimeline(start)
-        env = {**credential_env(request.creds), **FAIL_FAST_CONNECT}
+        env = {
+            **credential_env(request.creds),
+            **GSI_CLIENT,
+            **gsi_server_names(request.src, request.dst),
+            **FAIL_FAST_CONNECT,
+        }
         result = await run_process(
             argv,
             env=env,

@@ -36,15 +36,24 @@ class XrdclLog:
         self.clock = clock
         self._source_open_for_copy = False
         self._copy_answered = False
+        # XrdCl logs "Logged in" before "Authentication is required" (the login's answer
+        # asks for it): what a login leads to is known from the line after it.
+        self._logged_in_at: float | None = None
 
     def feed(self, line: str) -> None:
         now = self.clock.now()
+        if self._logged_in_at is not None:
+            at, self._logged_in_at = self._logged_in_at, None
+            after_login = "handshake" if "Authentication is required" in line else "request"
+            self.timeline.enter(after_login, at)
         phase = self.timeline.current
         if "Creating new channel to" in line:
             self.timeline.enter("connect", now)
+        elif "Logged in, session" in line:
+            self._logged_in_at = now
         elif "Authentication is required" in line:
             self.timeline.enter("handshake", now)
-        elif "Logged in, session" in line or "Authenticated with" in line:
+        elif "Authenticated with" in line:
             self.timeline.enter("request", now)
         elif "(message: kXR_" not in line:
             return

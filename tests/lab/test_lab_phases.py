@@ -21,9 +21,11 @@ pytestmark = pytest.mark.lab
 BIGGER_FILE_SIZE = 64 << 20
 # What each tool can see of a transfer (docs/measurements.md, "Where a transfer's time goes").
 EXPECTED_PHASES = {
-    "https": ["connect", "handshake", "request", "streaming", "close"],
+    # x509: a macaroon for the other leg first (transfers/macaroons.py)
+    "https": ["authorize", "connect", "handshake", "request", "streaming", "close"],
     "gridftp": ["connect", "handshake", "request", "streaming", "close"],
-    "root": ["connect", "request", "streaming", "poll", "close"],
+    # GSI: the servers ask for it
+    "root": ["connect", "handshake", "request", "streaming", "poll", "close"],
 }
 
 
@@ -88,13 +90,14 @@ def test_every_transfer_reports_phases_that_add_up_to_its_duration(
 def test_a_failed_transfer_reports_the_phases_it_reached(
     running_lab: RunningLab, protocol: str
 ) -> None:
-    record = measure(running_lab, protocol, 1, TEST_FILE_SIZE, source_path="/no-such-source")
+    missing = "/tpcbench-source-missing"  # a name the orchestrator may read: not an auth failure
+    record = measure(running_lab, protocol, 1, TEST_FILE_SIZE, source_path=missing)
     assert record.failed == 2
     for transfer, entry in zip(record.transfers, record.to_json()["transfers"], strict=True):
         assert transfer.error_class == "not-found", transfer.message
         assert "\x00" not in transfer.message  # xrdcp's ends with one; the webapp refuses it
         assert_phases_add_up(entry)
-        assert next(iter(entry["phases"])) == "connect"
+        assert next(iter(entry["phases"])) == EXPECTED_PHASES[protocol][0]
         if protocol != "https":  # XRootD answers a COPY 201 before it knows the source's 404
             assert "streaming" not in entry["phases"]
             assert entry["streaming_gbps"] is None

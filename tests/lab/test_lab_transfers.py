@@ -36,13 +36,27 @@ def https_url(node: Endpoint, name: str) -> str:
     return f"https://{node.address}:{node.ports['https']}/{name.lstrip('/')}"
 
 
-def curl_copy(lab: RunningLab, source_url: str, destination_url: str, streams: int) -> tuple:
+def curl_as_orchestrator(lab: RunningLab, *args: str) -> subprocess.CompletedProcess[str]:
     client = lab.inventory.client
-    result = subprocess.run(
+    return subprocess.run(
         ["curl", "-sS", "--capath", str(client.certdir), "--cert", str(client.cert),
-         "--key", str(client.key), "-X", "COPY", "-H", f"Source: {source_url}",
-         "-H", f"X-Number-Of-Streams: {streams}", "-w", "\n%{http_code}", destination_url],
+         "--key", str(client.key), *args],
         capture_output=True, text=True, timeout=TRANSFER_TIMEOUT,
+    )  # fmt: skip
+
+
+def curl_copy(lab: RunningLab, source_url: str, destination_url: str, streams: int) -> tuple:
+    """A pull as WLCG clients make it with certificates: a macaroon from the source for the
+    destination's GET (XRootD 5.5 gets there without a certificate), then the COPY."""
+    asked = curl_as_orchestrator(
+        lab, "-X", "POST", "-H", "Content-Type: application/macaroon-request",
+        "-d", json.dumps({"caveats": ["activity:DOWNLOAD"], "validity": "PT5M"}), source_url,
+    )  # fmt: skip
+    macaroon = json.loads(asked.stdout)["macaroon"]
+    result = curl_as_orchestrator(
+        lab, "-X", "COPY", "-H", f"Source: {source_url}",
+        "-H", f"TransferHeaderAuthorization: Bearer {macaroon}",
+        "-H", f"X-Number-Of-Streams: {streams}", "-w", "\n%{http_code}", destination_url,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     *body, status = result.stdout.splitlines()
@@ -94,7 +108,7 @@ def test_certificates_verify_with_openssl(running_lab: RunningLab) -> None:
 def test_https_copy_pull_copies_the_exact_bytes(running_lab: RunningLab, streams: int) -> None:
     src, dst = running_lab.inventory.nodes[0], running_lab.inventory.nodes[1]
     source = source_name(TEST_FILE_SIZE)
-    target = f"/https-pull-{streams}-{uuid.uuid4().hex}"
+    target = f"/tpcbench-https-pull-{streams}-{uuid.uuid4().hex}"
     status, body = curl_copy(running_lab, https_url(src, source), https_url(dst, target), streams)
     assert status == 201
     assert body[-1].startswith("success:"), body
@@ -103,10 +117,9 @@ def test_https_copy_pull_copies_the_exact_bytes(running_lab: RunningLab, streams
 
 def test_https_copy_of_a_missing_source_is_a_failure(running_lab: RunningLab) -> None:
     src, dst = running_lab.inventory.nodes[0], running_lab.inventory.nodes[2]
-    target = f"/https-missing-{uuid.uuid4().hex}"
-    status, body = curl_copy(
-        running_lab, https_url(src, "/no-such-file"), https_url(dst, target), 1
-    )
+    target = f"/tpcbench-https-missing-{uuid.uuid4().hex}"
+    missing = https_url(src, "/tpcbench-source-missing")
+    status, body = curl_copy(running_lab, missing, https_url(dst, target), 1)
     assert status == 201  # XRootD 5.5 reports the failure in the body, not the status
     assert body[-1].startswith("failure:"), body
     assert "404" in body[-1]
@@ -137,12 +150,21 @@ def test_gridftp_tpc_copies_the_exact_bytes(running_lab: RunningLab, streams: in
 def test_root_protocol_tpc_copies_the_exact_bytes(running_lab: RunningLab) -> None:
     src, dst = running_lab.inventory.nodes[2], running_lab.inventory.nodes[0]
     source = source_name(TEST_FILE_SIZE)
-    target = f"/root-tpc-{uuid.uuid4().hex}"
+    target = f"/tpcbench-root-tpc-{uuid.uuid4().hex}"
+    client = running_lab.inventory.client
+    env = {
+        **os.environ,
+        "X509_USER_CERT": str(client.cert),
+        "X509_USER_KEY": str(client.key),
+        "X509_CERT_DIR": str(client.certdir),
+        "XrdSecGSICREATEPROXY": "0",  # the certificate itself, no SHA-1 proxy
+        "XrdSecGSISRVNAMES": "lab-*",  # host certificates are named after the node
+    }
     result = subprocess.run(
         ["xrdcp", "--tpc", "only",
          f"root://{src.address}:{src.ports['root']}/{source}",
          f"root://{dst.address}:{dst.ports['root']}/{target}"],
-        capture_output=True, text=True, timeout=TRANSFER_TIMEOUT,
+        capture_output=True, text=True, env=env, timeout=TRANSFER_TIMEOUT,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert sha256(on_disk(dst, target)) == sha256(on_disk(src, source))

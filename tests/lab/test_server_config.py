@@ -26,6 +26,8 @@ def xrootd_settings() -> XrootdSettings:
         host_cert=Path("/srv/n1/pki/hostcert.pem"),
         host_key=Path("/srv/n1/pki/hostkey.pem"),
         certdir=Path("/srv/certificates"),
+        gridmap=Path("/srv/n1/xrootd-gridmap"),
+        macaroon_secret=Path("/srv/n1/pki/macaroon-secret"),
         root_port=21000,
         https_port=21001,
     )
@@ -45,7 +47,8 @@ def test_xrootd_config_serves_https_tpc_and_root_on_the_given_ports() -> None:
     assert found["xrd.tls"] == "/srv/n1/pki/hostcert.pem /srv/n1/pki/hostkey.pem"
     # the TPC plugin refuses to load without a CA directory
     assert found["xrd.tlsca"] == "certdir /srv/certificates"
-    assert found["http.exthandler"] == "xrdtpc libXrdHttpTPC.so"
+    text = render_xrootd_config(xrootd_settings())
+    assert "http.exthandler xrdtpc libXrdHttpTPC.so" in text.splitlines()
     assert found["ofs.tpc"].endswith("pgm /usr/bin/xrdcp --server")
 
 
@@ -74,6 +77,8 @@ def test_gridftp_advertises_its_own_address_and_port_range() -> None:
     assert argv[argv.index("-port-range") + 1] == "20000,20099"
     assert argv[argv.index("-p") + 1] == "2811"
     assert "-S" not in argv  # detaching would lose the pid
+    disabled = argv[argv.index("-disable-command-list") + 1].split(",")
+    assert {"RNFR", "MKD", "RMD", "LIST", "NLST", "MLSD"} <= set(disabled)
     env = gridftp_environment(settings)
     assert env["X509_CERT_DIR"] == "/p/certificates"
     assert env["GRIDMAP"] == "/p/grid-mapfile"

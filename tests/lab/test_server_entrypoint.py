@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from ca.authority import CertificateAuthority
-from orchestrator.servers import XrootdSettings, render_xrootd_config
+from orchestrator.servers import XrootdSettings, layout, render_xrootd_config
 
 
 def run_module(*args: str) -> subprocess.CompletedProcess[str]:
@@ -39,6 +39,8 @@ def test_xrootd_config_from_the_command_line_is_the_library_config() -> None:
         host_cert=Path("/pki/c.pem"),
         host_key=Path("/pki/k.pem"),
         certdir=Path("/pki/ca"),
+        gridmap=layout.XROOTD_GRIDMAP,
+        macaroon_secret=layout.MACAROON_SECRET,
         https_port=9443,
     )
     assert result.stdout == render_xrootd_config(expected)

@@ -31,6 +31,9 @@ from orchestrator.measurement.run import destination_name, run_measurement
 from orchestrator.servers.xrootd import xrootd_log_file
 from orchestrator.transfers import transfer_tool
 
+# a name the orchestrator may read (servers/access.py), so its absence is not an auth error
+MISSING_SOURCE = "/tpcbench-source-missing"
+
 pytestmark = pytest.mark.lab
 FILE_SIZE = 8 << 20
 NETWORK = LabNetwork(prefix="tpcgf", subnet_offset=145)
@@ -117,7 +120,9 @@ def test_gfal2_https_push_copies_the_exact_bytes(lab: tuple[Path, LabInventory])
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_gfal2_missing_source_is_not_found(lab: tuple[Path, LabInventory], protocol: str) -> None:
     _, inventory = lab
-    record = gfal2_measurement(inventory, protocol, client="gfal2", source_path="/no-such-source")
+    record = gfal2_measurement(
+        inventory, protocol, client="gfal2", source_path="/tpcbench-source-missing"
+    )
     assert record.failed == 2
     for transfer in record.transfers:
         assert transfer.error_class == "not-found", transfer.message

@@ -24,6 +24,9 @@ from orchestrator.measurement.run import destination_name, remove_destination_fi
 from orchestrator.transfers import TRANSFER_TOOLS, HttpsTpc
 from orchestrator.transfers.process import TERMINATE_GRACE
 
+# a name the orchestrator may read (servers/access.py), so its absence is not an auth error
+MISSING_SOURCE = "/tpcbench-source-missing"
+
 pytestmark = pytest.mark.lab
 PROTOCOLS = sorted(TRANSFER_TOOLS)
 
@@ -132,7 +135,9 @@ def test_measurement_removes_its_destination_files(two_nodes: TwoNodes, protocol
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_missing_source_is_not_found(two_nodes: TwoNodes, protocol: str, streams: int) -> None:
     # Multi-stream HTTPS pulls fail differently (a 500 quoting the source's 404).
-    record = measure(two_nodes, protocol, streams, file_size=SMALL, source_path="/no-such-source")
+    record = measure(
+        two_nodes, protocol, streams, file_size=SMALL, source_path=MISSING_SOURCE
+    )
     assert record.failed == 3 and record.throughput_gbps == 0.0
     assert {t.error_class for t in record.transfers} == {"not-found"}, [
         t.message for t in record.transfers
@@ -150,7 +155,7 @@ class OneMissingSource:
 
     async def run(self, src, dst, src_path, dst_path, streams, creds, timeout, **kw):
         if kw["index"] == 0:
-            src_path = "/no-such-source"
+            src_path = MISSING_SOURCE
         return await self.inner.run(src, dst, src_path, dst_path, streams, creds, timeout, **kw)
 
 

@@ -32,7 +32,9 @@ from orchestrator.servers import (
     render_xrootd_config,
     xrootd_command,
     xrootd_environment,
+    xrootd_files,
 )
+from orchestrator.servers.access import dn_prefix, new_macaroon_secret, render_xrootd_gridmap
 
 SMALL = 8 << 20  # the K = 3 correctness transfers
 BIG = 512 << 20  # long enough that "mid-transfer" is a real moment on this machine
@@ -140,6 +142,7 @@ def start_two_nodes(source_sizes: list[int]) -> TwoNodes:
     ca = CertificateAuthority.init(base / "ca")
     client = ca.issue_client("tpcbench-tests")
     creds = ClientCredentials(cert=client.cert, key=client.key, certdir=ca.certdir)
+    macaroon_secret = new_macaroon_secret()
     nodes = []
     for plan in PLANS:
         home = base / plan.name
@@ -158,12 +161,22 @@ def start_two_nodes(source_sizes: list[int]) -> TwoNodes:
             host_cert=host.cert,
             host_key=host.key,
             certdir=ca.certdir,
+            gridmap=home / "xrootd-gridmap",
+            macaroon_secret=home / "macaroon-secret",
             root_port=plan.root,
             https_port=plan.https,
             xrdcp_path=shutil.which("xrdcp") or "/usr/bin/xrdcp",
         )
         xrootd.run_dir.mkdir()
         os.chown(xrootd.run_dir, user.pw_uid, user.pw_gid)
+        xrootd.gridmap.write_text(
+            render_xrootd_gridmap([client.subject_dn], dn_prefix(host.subject_dn))
+        )
+        xrootd.macaroon_secret.write_text(macaroon_secret)
+        os.chown(xrootd.macaroon_secret, user.pw_uid, user.pw_gid)
+        xrootd.macaroon_secret.chmod(0o600)
+        for path, text in xrootd_files(xrootd).items():
+            path.write_text(text)
         config = home / "xrootd.cfg"
         config.write_text(render_xrootd_config(xrootd))
         # xrootd binds every address; -R drops root as it insists.
