@@ -5,8 +5,9 @@ bound to the pod, so the API server writes the pod's node into the request
 (`spec.extra["authentication.kubernetes.io/node-name"]`); the requester cannot forge it.
 A host certificate is granted only for that node's name and InternalIP, to the servers'
 ServiceAccount, on a node carrying the benchmark label. The orchestrator's client
-certificate is granted to the orchestrator's ServiceAccount, for the configured name only.
-Anything else is denied with a reason the requester sees.
+certificate is granted to the orchestrator's ServiceAccount, for the configured name only;
+the token issuer's serving certificate to the issuer's ServiceAccount, for its Service's DNS
+name only. Anything else is denied with a reason the requester sees.
 """
 
 from __future__ import annotations
@@ -24,11 +25,13 @@ from cryptography.x509.oid import NameOID
 
 HOST_SIGNER = "tpc-bench.io/host"
 CLIENT_SIGNER = "tpc-bench.io/client"
+ISSUER_SIGNER = "tpc-bench.io/issuer"
 NODE_NAME_EXTRA = "authentication.kubernetes.io/node-name"
 MIN_KEY_BITS = 2048
 # What a requester may ask for; the certificate's usages are ours anyway (authority.py).
 HOST_REQUEST_USAGES = {"digital signature", "key encipherment", "server auth", "client auth"}
 CLIENT_REQUEST_USAGES = {"digital signature", "key encipherment", "client auth"}
+ISSUER_REQUEST_USAGES = {"digital signature", "key encipherment", "server auth"}
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,10 @@ class SignerPolicy:
     host_signer: str = HOST_SIGNER
     client_signer: str = CLIENT_SIGNER
     max_days: int = 365
+    # The token issuer's ServiceAccount and Service DNS name; empty: no issuer certificates.
+    issuer_service_account: str = ""
+    issuer_name: str = ""
+    issuer_signer: str = ISSUER_SIGNER
 
     def account(self, service_account: str) -> str:
         return f"system:serviceaccount:{self.namespace}:{service_account}"
@@ -55,7 +62,7 @@ class Verdict:
     approved: bool
     reason: str  # CamelCase, as Kubernetes condition reasons are
     message: str
-    kind: str = ""  # "host" | "client"
+    kind: str = ""  # "host" | "client" | "issuer"
     name: str = ""
     ips: tuple[str, ...] = ()
     days: int = 0
@@ -116,6 +123,29 @@ def _days(csr: Any, policy: SignerPolicy) -> int:
     return max(1, min(policy.max_days, math.ceil(seconds / 86400)))
 
 
+def _grant(
+    csr: Any,
+    policy: SignerPolicy,
+    request: x509.CertificateSigningRequest,
+    reason: str,
+    message: str,
+    kind: str,
+    name: str,
+    ips: Sequence[str] = (),
+) -> Verdict:
+    """Approval: sign `kind` for `name` (and `ips`) with the requester's own key."""
+    return Verdict(
+        True,
+        reason,
+        message,
+        kind=kind,
+        name=name,
+        ips=tuple(ips),
+        days=_days(csr, policy),
+        public_key=request.public_key(),  # type: ignore[arg-type]
+    )
+
+
 def _usages_allowed(csr: Any, allowed: set[str]) -> str | None:
     extra = set(csr.spec.usages or []) - allowed
     return f"usages {sorted(extra)} are not granted (allowed: {sorted(allowed)})" if extra else None
@@ -127,6 +157,8 @@ def judge(csr: Any, node: Any | None, policy: SignerPolicy) -> Verdict:
         return _judge_host(csr, node, policy)
     if csr.spec.signer_name == policy.client_signer:
         return _judge_client(csr, policy)
+    if csr.spec.signer_name == policy.issuer_signer and policy.issuer_name:
+        return _judge_issuer(csr, policy)
     return deny("UnknownSigner", f"this signer does not sign for {csr.spec.signer_name}")
 
 
@@ -171,16 +203,8 @@ def _judge_host(csr: Any, node: Any | None, policy: SignerPolicy) -> Verdict:
             f"asks for IP addresses {sorted(ips)}, but node {node_name} has InternalIP "
             f"{', '.join(node_ips) or 'none'}",
         )
-    return Verdict(
-        True,
-        "NodeMatches",
-        f"host certificate for node {node_name} ({', '.join(ips)})",
-        kind="host",
-        name=node_name,
-        ips=tuple(ips),
-        days=_days(csr, policy),
-        public_key=request.public_key(),  # type: ignore[arg-type]
-    )
+    message = f"host certificate for node {node_name} ({', '.join(ips)})"
+    return _grant(csr, policy, request, "NodeMatches", message, "host", node_name, ips)
 
 
 def _same_addresses(asked: Sequence[str], node_ips: Sequence[str]) -> bool:
@@ -189,16 +213,25 @@ def _same_addresses(asked: Sequence[str], node_ips: Sequence[str]) -> bool:
     return all(ipaddress.ip_address(ip) in known for ip in asked)
 
 
-def _judge_client(csr: Any, policy: SignerPolicy) -> Verdict:
-    expected = policy.account(policy.orchestrator_service_account)
-    if csr.spec.username != expected:
-        return deny(
-            "NotTheOrchestrator",
-            f"requested by {csr.spec.username}; client certificates go to {expected} only",
-        )
-    if problem := _usages_allowed(csr, CLIENT_REQUEST_USAGES):
+def _from_account(
+    csr: Any, account: str, refusal: str, what: str, usages: set[str]
+) -> x509.CertificateSigningRequest | Verdict:
+    """The request, if `account` sent it asking only for `usages`, else the denial."""
+    if csr.spec.username != account:
+        return deny(refusal, f"requested by {csr.spec.username}; {what} go to {account} only")
+    if problem := _usages_allowed(csr, usages):
         return deny("UsageNotAllowed", problem)
-    request = _parse_request(csr)
+    return _parse_request(csr)
+
+
+def _judge_client(csr: Any, policy: SignerPolicy) -> Verdict:
+    request = _from_account(
+        csr,
+        policy.account(policy.orchestrator_service_account),
+        "NotTheOrchestrator",
+        "client certificates",
+        CLIENT_REQUEST_USAGES,
+    )
     if isinstance(request, Verdict):
         return request
     dns, ips, other = _sans(request)
@@ -209,12 +242,27 @@ def _judge_client(csr: Any, policy: SignerPolicy) -> Verdict:
             f"asks for CN {name!r} with alternative names; the orchestrator's client "
             f"certificate is CN {policy.client_name!r} without any",
         )
-    return Verdict(
-        True,
-        "OrchestratorMatches",
-        f"client certificate {policy.client_name}",
-        kind="client",
-        name=policy.client_name,
-        days=_days(csr, policy),
-        public_key=request.public_key(),  # type: ignore[arg-type]
+    message = f"client certificate {policy.client_name}"
+    return _grant(csr, policy, request, "OrchestratorMatches", message, "client", name)
+
+
+def _judge_issuer(csr: Any, policy: SignerPolicy) -> Verdict:
+    request = _from_account(
+        csr,
+        policy.account(policy.issuer_service_account),
+        "NotTheIssuer",
+        "token issuer certificates",
+        ISSUER_REQUEST_USAGES,
     )
+    if isinstance(request, Verdict):
+        return request
+    dns, ips, other = _sans(request)
+    name = _common_name(request)
+    if name != policy.issuer_name or set(dns) != {name} or ips or other:
+        return deny(
+            "NameMismatch",
+            f"asks for CN {name!r}, DNS names {sorted(dns)} and addresses {sorted(ips)}; the "
+            f"token issuer's certificate is for {policy.issuer_name!r} (CN and DNS) only",
+        )
+    message = f"token issuer certificate {policy.issuer_name}"
+    return _grant(csr, policy, request, "IssuerMatches", message, "issuer", name)

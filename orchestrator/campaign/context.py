@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ca.tokens import TokenError, TokenMinter
 from orchestrator.campaign.settings import CampaignSettings
 from orchestrator.discovery import make_discovery
 from orchestrator.endpoints import ClientCredentials
@@ -76,11 +77,28 @@ def build_context(settings: Settings, *, need_credentials: bool = True) -> Campa
             cert=Path(settings.client_cert or ""),
             key=Path(settings.client_key or ""),
             certdir=Path(settings.certdir or ""),
+            tokens=token_minter(settings) if need_credentials else None,
         )
         discovery = make_discovery("kubernetes", namespace=settings.namespace)
         return CampaignContext(discovery, creds, settings.file_size)
     make_discovery(settings.discovery)  # an unknown backend: a UserError naming the known ones
     raise UserError(f"campaigns cannot use the {settings.discovery!r} discovery backend")
+
+
+def token_minter(settings: Settings) -> TokenMinter | None:
+    """What mints the tokens of `auth token` (None without it): the issuer's key is read now,
+    so a missing or damaged key stops the campaign before it starts, saying which."""
+    if "token" not in settings.auth:
+        return None
+    if not (settings.token_issuer and settings.token_issuer_key):
+        raise UserError(
+            "auth token needs the token issuer's URL and signing key: TPCBENCH_TOKEN_ISSUER and "
+            "TPCBENCH_TOKEN_ISSUER_KEY (the chart sets both when campaign.auth has token)"
+        )
+    try:
+        return TokenMinter.for_key(settings.token_issuer, Path(settings.token_issuer_key))
+    except TokenError as exc:
+        raise UserError(f"cannot mint tokens for {settings.token_issuer}: {exc}") from exc
 
 
 def build_reporter(settings: Settings, **options: Any) -> Reporter:

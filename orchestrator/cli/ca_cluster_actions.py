@@ -10,9 +10,15 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
-from ca.csr_policy import CLIENT_SIGNER, HOST_SIGNER, SignerPolicy
+from ca.csr_policy import CLIENT_SIGNER, HOST_SIGNER, ISSUER_SIGNER, SignerPolicy
+from orchestrator.cluster.certificate_request import KINDS
 from orchestrator.errors import UserError
+
+if TYPE_CHECKING:
+    from orchestrator.cluster.signer import TokenIssuerConfig
 
 
 def _label(text: str) -> tuple[str, str]:
@@ -61,6 +67,14 @@ def register_cluster_actions(actions: argparse._SubParsersAction) -> None:
     )
     signer.add_argument("--host-signer", default=HOST_SIGNER)
     signer.add_argument("--client-signer", default=CLIENT_SIGNER)
+    tokens = signer.add_argument_group(
+        "token issuer", "keep its signing key, publish its documents, sign its certificate"
+    )
+    tokens.add_argument("--token-issuer-url", default=None, metavar="URL", help="https://NAME")
+    tokens.add_argument("--token-key-secret", default=None, help="Secret for the signing key")
+    tokens.add_argument("--token-documents-configmap", default=None, help="for its documents")
+    tokens.add_argument("--issuer-service-account", default=None)
+    tokens.add_argument("--issuer-signer", default=ISSUER_SIGNER)
     signer.add_argument("--max-days", type=int, default=365, help="longest validity granted")
     signer.add_argument("--metrics-bind", default="0.0.0.0")
     signer.add_argument("--metrics-port", type=int, default=9107, help="/healthz and /metrics")
@@ -74,8 +88,12 @@ def register_cluster_actions(actions: argparse._SubParsersAction) -> None:
         description="Makes a key here, asks the signer through a CertificateSigningRequest "
         "with this pod's ServiceAccount, and writes the certificate and key into --out-dir.",
     )
-    request.add_argument("--kind", choices=("host", "client"), required=True)
-    request.add_argument("--name", required=True, help="the node name (host) or the client name")
+    request.add_argument("--kind", choices=KINDS, required=True)
+    request.add_argument(
+        "--name",
+        required=True,
+        help="the node name (host), the client name, or the issuer Service's DNS name (issuer)",
+    )
     request.add_argument("--ip", action="append", default=[], help="the node's address (host)")
     request.add_argument("--out-dir", type=Path, required=True)
     request.add_argument("--signer", default="", help="signer name (default per kind)")
@@ -110,12 +128,37 @@ def _stop_on_signals() -> threading.Event:
     return stop
 
 
+def _token_issuer(args: argparse.Namespace) -> TokenIssuerConfig | None:
+    """The token issuer's part of the signer's configuration: all its options, or none."""
+    from orchestrator.cluster.signer import TokenIssuerConfig
+
+    given = {
+        "--token-issuer-url": args.token_issuer_url,
+        "--token-key-secret": args.token_key_secret,
+        "--token-documents-configmap": args.token_documents_configmap,
+        "--issuer-service-account": args.issuer_service_account,
+    }
+    if not any(given.values()):
+        return None
+    if missing := [flag for flag, value in given.items() if not value]:
+        raise UserError(f"a token issuer needs {', '.join(missing)} too")
+    url = urlsplit(args.token_issuer_url)
+    if url.scheme != "https" or not url.hostname:
+        raise UserError(f"--token-issuer-url {args.token_issuer_url!r} is not an https://NAME URL")
+    return TokenIssuerConfig(
+        url=args.token_issuer_url,
+        key_secret=args.token_key_secret,
+        documents_configmap=args.token_documents_configmap,
+    )
+
+
 def _signer(args: argparse.Namespace) -> int:
     from orchestrator.cluster.signer import ClusterSigner, SignerConfig
     from orchestrator.discovery.kubernetes import load_api_client
     from orchestrator.service.metrics import MetricsServer
 
     _logging()
+    tokens = _token_issuer(args)
     api_client, namespace = load_api_client(args.kubeconfig)
     policy = SignerPolicy(
         namespace=args.namespace or namespace,
@@ -126,6 +169,9 @@ def _signer(args: argparse.Namespace) -> int:
         host_signer=args.host_signer,
         client_signer=args.client_signer,
         max_days=args.max_days,
+        issuer_service_account=args.issuer_service_account or "",
+        issuer_name=(urlsplit(tokens.url).hostname or "") if tokens else "",
+        issuer_signer=args.issuer_signer,
     )
     config = SignerConfig(
         policy=policy,
@@ -135,11 +181,13 @@ def _signer(args: argparse.Namespace) -> int:
         create_ca=not args.existing_ca,
         ca_subject=args.ca_subject,
         client_dn=args.client_dn,
+        tokens=tokens,
     )
     # The CA key is written only to a private directory in memory-backed scratch space.
     with tempfile.TemporaryDirectory(prefix="tpcbench-signer-") as workdir:
         signer = ClusterSigner(api_client, config, Path(workdir))
         signer.load_or_create_ca()
+        signer.load_or_create_token_key()
         signer.publish()
         if args.once:
             for name, verdict in signer.process_pending():
@@ -149,8 +197,8 @@ def _signer(args: argparse.Namespace) -> int:
         server = MetricsServer(signer.metrics, signer.health, args.metrics_bind, args.metrics_port)
         server.start()
         logging.getLogger(__name__).info(
-            "signing for %s and %s in namespace %s; /healthz on port %d",
-            policy.host_signer, policy.client_signer, policy.namespace, server.port,
+            "signing for %s in namespace %s; /healthz on port %d",
+            ", ".join(signer.signer_names()), policy.namespace, server.port,
         )  # fmt: skip
         try:
             signer.run(_stop_on_signals())

@@ -2,8 +2,9 @@
 
 A server pod's init container runs it with the pod's own ServiceAccount token: the key is
 made here and never leaves the pod; the signer sees the pod's node in the request and signs
-only for that node's name and address. Run with `--keep-renewed` beside the servers, it
-asks again when a third of the certificate's life is left.
+only for that node's name and address. The token issuer's pod asks the same way for its
+Service's name (kind issuer). Run with `--keep-renewed` beside the servers, it asks again
+when a third of the certificate's life is left.
 """
 
 from __future__ import annotations
@@ -22,26 +23,32 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.x509.oid import NameOID
 
-from ca.csr_policy import CLIENT_SIGNER, HOST_SIGNER
+from ca.csr_policy import CLIENT_SIGNER, HOST_SIGNER, ISSUER_SIGNER
 from ca.keys import key_pem, new_key, write_private, write_public
 from orchestrator.errors import UserError
 
 log = logging.getLogger(__name__)
 
-HOST, CLIENT = "host", "client"
-FILE_NAMES = {HOST: ("hostcert.pem", "hostkey.pem"), CLIENT: ("usercert.pem", "userkey.pem")}
+HOST, CLIENT, ISSUER = "host", "client", "issuer"
+KINDS = (HOST, CLIENT, ISSUER)
+FILE_NAMES = {
+    HOST: ("hostcert.pem", "hostkey.pem"),
+    CLIENT: ("usercert.pem", "userkey.pem"),
+    ISSUER: ("hostcert.pem", "hostkey.pem"),  # a server's certificate, for a Service's name
+}
 USAGES = {
     HOST: ["digital signature", "key encipherment", "server auth", "client auth"],
     CLIENT: ["digital signature", "key encipherment", "client auth"],
+    ISSUER: ["digital signature", "key encipherment", "server auth"],
 }
-DEFAULT_SIGNERS = {HOST: HOST_SIGNER, CLIENT: CLIENT_SIGNER}
+DEFAULT_SIGNERS = {HOST: HOST_SIGNER, CLIENT: CLIENT_SIGNER, ISSUER: ISSUER_SIGNER}
 RENEW_WHEN_LEFT = 1 / 3  # of the certificate's lifetime
 
 
 @dataclass(frozen=True)
 class CertificateWanted:
-    kind: str  # HOST | CLIENT
-    name: str  # the node name (host) or the client's name
+    kind: str  # HOST | CLIENT | ISSUER
+    name: str  # the node name (host), the client's name, the issuer Service's DNS name
     ips: tuple[str, ...] = ()
     days: int = 365
     signer: str = ""
@@ -56,13 +63,14 @@ class CertificateWanted:
 
 
 def signing_request_pem(wanted: CertificateWanted, key: Any) -> bytes:
-    """A PKCS#10 request: CN = name; for a host, SANs = the name and its addresses."""
+    """A PKCS#10 request: CN = name; for a host or the issuer, SANs = the name and any
+    addresses."""
     import ipaddress
 
     builder = x509.CertificateSigningRequestBuilder().subject_name(
         x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, wanted.name)])
     )
-    if wanted.kind == HOST:
+    if wanted.kind in (HOST, ISSUER):
         names: list[x509.GeneralName] = [x509.DNSName(wanted.name)]
         names += [x509.IPAddress(ipaddress.ip_address(ip)) for ip in wanted.ips]
         builder = builder.add_extension(x509.SubjectAlternativeName(names), critical=False)

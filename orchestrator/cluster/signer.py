@@ -2,8 +2,11 @@
 
 It keeps the CA in a Secret (making it on first start unless the CA is the site's own),
 publishes what everyone else needs in two ConfigMaps (the grid-security directory and the
-GridFTP grid-mapfile), then watches CertificateSigningRequests for its two signer names and
-approves and signs, or denies, each one by the rules of csr_policy.py.
+GridFTP grid-mapfile), then watches CertificateSigningRequests for its signer names and
+approves and signs, or denies, each one by the rules of csr_policy.py. With a token issuer,
+it also keeps the issuer's signing key in a Secret of its own (made on first start; the
+orchestrator mounts it to mint tokens) and publishes the issuer's two public documents in a
+ConfigMap (the issuer's pod serves them).
 """
 
 from __future__ import annotations
@@ -24,8 +27,10 @@ from ca.authority import CAError, CertificateAuthority
 from ca.csr_policy import SignerPolicy, Verdict, deny, judge, node_name_of_requester
 from ca.grid_security import grid_security_files
 from ca.keys import write_private, write_public
+from ca.tokens import TokenError, ensure_issuer_key, issuer_key_path, load_private_key
 from orchestrator.errors import UserError
 from orchestrator.servers import layout, render_grid_mapfile
+from orchestrator.token_issuer import issuer_documents
 
 log = logging.getLogger(__name__)
 
@@ -33,8 +38,18 @@ CA_CERT_KEY = "tls.crt"  # the keys cert-manager and kubernetes.io/tls Secrets u
 CA_KEY_KEY = "tls.key"
 GRID_MAPFILE_KEY = "grid-mapfile"
 CA_BUNDLE_KEY = "ca.crt"
+TOKEN_KEY_KEY = "issuer-key.pem"  # the token issuer's signing key in its Secret
 FINAL_CONDITIONS = {"Denied", "Failed"}
 HEALTHY_CONTACT_AGE = 300.0
+
+
+@dataclass(frozen=True)
+class TokenIssuerConfig:
+    """The token issuer whose signing key the signer keeps and whose documents it publishes."""
+
+    url: str
+    key_secret: str  # holds TOKEN_KEY_KEY; the orchestrator mounts it
+    documents_configmap: str  # the two documents; the issuer's pod mounts it
 
 
 @dataclass(frozen=True)
@@ -47,6 +62,7 @@ class SignerConfig:
     ca_subject: str | None = None  # for a CA made here; default: our CA's subject
     grid_user: str = layout.SERVER_USER  # the local account the orchestrator's DN maps to
     client_dn: str | None = None  # the orchestrator's DN if not ours (a site's own certificate)
+    tokens: TokenIssuerConfig | None = None
 
 
 def _condition_types(csr: Any) -> set[str]:
@@ -81,6 +97,7 @@ class ClusterSigner:
         self.certificates = client.CertificatesV1Api(api_client)
         self.workdir = Path(workdir)
         self.ca: CertificateAuthority | None = None
+        self.token_key: Path | None = None
         self.metrics = SignerMetrics()
         self.last_contact = 0.0
 
@@ -92,17 +109,25 @@ class ClusterSigner:
 
     # -- the CA and what it publishes ------------------------------------------------------
 
-    def load_or_create_ca(self) -> CertificateAuthority:
+    def _secret_data(self, name: str, what: str) -> dict[str, str]:
         from kubernetes.client.exceptions import ApiException
 
-        namespace, name = self.config.policy.namespace, self.config.ca_secret
+        namespace = self.config.policy.namespace
         try:
             secret = self.core.read_namespaced_secret(name, namespace)
         except ApiException as exc:
             raise UserError(
-                f"cannot read the CA Secret {namespace}/{name}: {exc.status} {exc.reason}"
+                f"cannot read the {what} Secret {namespace}/{name}: {exc.status} {exc.reason}"
             ) from exc
-        data = secret.data or {}
+        return dict(secret.data or {})
+
+    def _fill_secret(self, name: str, files: dict[str, Path]) -> None:
+        data = {key: base64.b64encode(path.read_bytes()).decode() for key, path in files.items()}
+        self.core.patch_namespaced_secret(name, self.config.policy.namespace, {"data": data})
+
+    def load_or_create_ca(self) -> CertificateAuthority:
+        namespace, name = self.config.policy.namespace, self.config.ca_secret
+        data = self._secret_data(name, "CA")
         directory = self.workdir / "ca"
         if data.get(CA_CERT_KEY) and data.get(CA_KEY_KEY):
             write_public(directory / "ca" / "ca-cert.pem", base64.b64decode(data[CA_CERT_KEY]))
@@ -120,15 +145,32 @@ class ClusterSigner:
                 "make one (ca.existingSecret unset)"
             )
         self.ca = CertificateAuthority.init(directory, subject=self.config.ca_subject)
-        body = {
-            "data": {
-                CA_CERT_KEY: base64.b64encode(self.ca.cert_path.read_bytes()).decode(),
-                CA_KEY_KEY: base64.b64encode(self.ca.key_path.read_bytes()).decode(),
-            }
-        }
-        self.core.patch_namespaced_secret(name, namespace, body)
+        self._fill_secret(name, {CA_CERT_KEY: self.ca.cert_path, CA_KEY_KEY: self.ca.key_path})
         log.info("CA %s made and kept in Secret %s/%s", self.ca.subject_dn, namespace, name)
         return self.ca
+
+    def load_or_create_token_key(self) -> Path | None:
+        """The token issuer's signing key, beside the CA here as in the lab (ca/tokens.py):
+        from its Secret, or made on first start and kept there; None without an issuer."""
+        tokens = self.config.tokens
+        if tokens is None:
+            return None
+        where = f"{self.config.policy.namespace}/{tokens.key_secret}"
+        stored = self._secret_data(tokens.key_secret, "token issuer key").get(TOKEN_KEY_KEY)
+        directory = self.workdir / "ca"
+        path = issuer_key_path(directory)
+        if stored:
+            write_private(path, base64.b64decode(stored))
+            try:
+                load_private_key(path)
+            except TokenError as exc:
+                raise UserError(f"the token issuer key in Secret {where}: {exc}") from exc
+            log.info("token issuer key loaded from Secret %s", where)
+        else:
+            self._fill_secret(tokens.key_secret, {TOKEN_KEY_KEY: ensure_issuer_key(directory)})
+            log.info("token issuer key made and kept in Secret %s", where)
+        self.token_key = path
+        return path
 
     def publish(self) -> None:
         """The grid-security directory and the grid-mapfile, for the servers to mount."""
@@ -146,6 +188,13 @@ class ClusterSigner:
             self.config.grid_mapfile_configmap, namespace, {"data": {GRID_MAPFILE_KEY: mapfile}}
         )
         log.info("published the grid-security directory and the grid-mapfile (%s)", client_dn)
+        tokens = self.config.tokens
+        if tokens is not None and self.token_key is not None:
+            documents = issuer_documents(tokens.url, self.token_key)
+            self.core.patch_namespaced_config_map(
+                tokens.documents_configmap, namespace, {"data": documents}
+            )
+            log.info("published the token issuer's documents for %s", tokens.url)
 
     def _ca(self) -> CertificateAuthority:
         if self.ca is None:
@@ -154,9 +203,13 @@ class ClusterSigner:
 
     # -- requests -------------------------------------------------------------------------
 
-    def ours(self, csr: Any) -> bool:
+    def signer_names(self) -> list[str]:
         policy = self.config.policy
-        return csr.spec.signer_name in (policy.host_signer, policy.client_signer)
+        issuer = [policy.issuer_signer] if policy.issuer_name else []
+        return [policy.host_signer, policy.client_signer, *issuer]
+
+    def ours(self, csr: Any) -> bool:
+        return csr.spec.signer_name in self.signer_names()
 
     def process(self, csr: Any) -> Verdict | None:
         """Decide and act on one request of ours; None when there is nothing left to do."""
@@ -211,7 +264,7 @@ class ClusterSigner:
     def _sign(self, name: str, verdict: Verdict) -> None:
         ca = self._ca()
         assert verdict.public_key is not None
-        if verdict.kind == "host":
+        if verdict.kind in ("host", "issuer"):  # the issuer's: a server's, without addresses
             cert = ca.sign_host_key(
                 verdict.public_key, verdict.name, ips=verdict.ips, days=verdict.days
             )

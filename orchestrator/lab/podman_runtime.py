@@ -5,8 +5,8 @@ the way the chart's pods run on a node's host network: xrootd, gridftp and the R
 from the debian flavour of images/ (`make images`). Mounts follow the container layout the
 chart uses (orchestrator/servers/layout.py): the node's memory-backed directory at /data,
 the host certificate and key, the CA directory and the grid-mapfile read-only, and, for the
-token issuer, the system CA bundle with our CA over the image's (token_trust.py). Root file
-systems are read-only, every capability is dropped and the servers run as uid 10001.
+token issuer, the system CA bundle with our CA over the image's (servers/trust_bundle.py).
+Root file systems are read-only, every capability is dropped and the servers run as uid 10001.
 `lab down` removes the containers this lab recorded, and nothing else.
 """
 
@@ -24,9 +24,9 @@ from orchestrator.lab.network import LAB_SUPERNET
 from orchestrator.lab.preflight import NETNS_PROGRAMS, ServerAccount, check_packages
 from orchestrator.lab.run_record import LabRun, ServerContainer
 from orchestrator.lab.runtime import PODMAN, NodeFiles
-from orchestrator.lab.token_issuer import SYSTEM_BUNDLE
 from orchestrator.latency import PROBE_DEFAULT_PORT, PROBE_PORT_NAME
 from orchestrator.servers import layout
+from orchestrator.servers.trust_bundle import SYSTEM_BUNDLE
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 IMAGE_PREFIX_ENV = "TPCBENCH_IMAGE_PREFIX"

@@ -3,52 +3,39 @@
 `lab up` starts it beside the nodes (netns mode: on the host's end of the lab's link, which
 every node routes to; loopback mode: on 127.0.0.1) with a host certificate from our CA, and
 hands the orchestrator a `TokenMinter` for it (ClientCredentials.tokens). The signing key
-stays in the CA directory: the service serves only the two public documents. It is forked
-from `lab up` (not exec'd: the interpreter may live where the user running the lab cannot
-read), in a session of its own, and `lab down` stops it by its recorded pid.
-
-    python -m orchestrator.lab.token_issuer --bind ADDR --port P --documents DIR \\
-        --cert hostcert.pem --key hostkey.pem
+stays in the CA directory: the service (orchestrator/token_issuer.py, which the chart runs
+too) serves only the two public documents. It is forked from `lab up` (not exec'd: the
+interpreter may live where the user running the lab cannot read), in a session of its own,
+and `lab down` stops it by its recorded pid.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import logging
 import os
-import signal
 import ssl
 import sys
 import time
 import traceback
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import httpx
 
 from ca.authority import CertificateAuthority
-from ca.tokens import (
-    JWKS_PATH,
-    OPENID_CONFIGURATION_PATH,
-    TokenMinter,
-    ensure_issuer_key,
-    jwks,
-    openid_configuration,
-)
+from ca.tokens import JWKS_PATH, OPENID_CONFIGURATION_PATH, TokenMinter, ensure_issuer_key
 from orchestrator.errors import UserError
-from orchestrator.http_service import Answer, HttpService
 from orchestrator.lab import processes
 from orchestrator.lab.run_record import LabRun
 from orchestrator.lab.topology import NETNS, LabNetwork
+from orchestrator.servers.trust_bundle import trust_bundle
+from orchestrator.token_issuer import DOCUMENTS, issuer_documents
+from orchestrator.token_issuer import main as serve_documents
 
 ISSUER_NAME = "lab-token-issuer"  # its host certificate's name in the CA directory
 NETNS_PORT = 8444
 LOOPBACK_PORT_OFFSET = 999  # base_port + this: past the nodes' ports, before the data ports
 READY_TIMEOUT = 15.0
-DOCUMENTS = {OPENID_CONFIGURATION_PATH: "openid-configuration.json", JWKS_PATH: "jwks.json"}
 
 
 @dataclass(frozen=True)
@@ -74,10 +61,8 @@ def start_token_issuer(
     url = f"https://{address}:{port}"
     key_path = ensure_issuer_key(ca.directory)
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / DOCUMENTS[OPENID_CONFIGURATION_PATH]).write_text(
-        json.dumps(openid_configuration(url), indent=2) + "\n"
-    )
-    (folder / DOCUMENTS[JWKS_PATH]).write_text(json.dumps(jwks(key_path), indent=2) + "\n")
+    for name, text in issuer_documents(url, key_path).items():
+        (folder / name).write_text(text)
     bundle = folder / "ca-certificates.crt"
     bundle.write_bytes(trust_bundle(ca.cert_path))
     host = ca.issue_host(ISSUER_NAME, ips=[address])
@@ -123,7 +108,7 @@ def _fork_service(argv: list[str], log: Path) -> int:
         sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
         logging.root.handlers.clear()  # the parent's, which may write to closed files
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-        code = main(argv)
+        code = serve_documents(argv)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1
     except BaseException:
@@ -156,53 +141,3 @@ def issuer_health(url: str, certdir: Path) -> str:
     if config.get("issuer") != url or not keys.get("keys"):
         return f"unexpected documents from {url}"
     return "ok"
-
-
-SYSTEM_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
-
-
-def trust_bundle(ca_cert: Path, system_bundle: Path = SYSTEM_BUNDLE) -> bytes:
-    """The system's CA bundle with our CA appended: what the nodes' SciTokens library reads
-    (scitokens-cpp 0.7 trusts only the system bundle, whatever the environment says)."""
-    system = system_bundle.read_bytes() if system_bundle.exists() else b""
-    if system and not system.endswith(b"\n"):
-        system += b"\n"
-    return system + ca_cert.read_bytes()
-
-
-# -- the service ---------------------------------------------------------------------------
-def _routes(documents: Path) -> dict[str, Any]:
-    def serve(name: str) -> Any:
-        body = (documents / name).read_bytes()
-        return lambda query: Answer(200, body, "application/json")
-
-    return {path: serve(name) for path, name in DOCUMENTS.items()}
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m orchestrator.lab.token_issuer",
-        description="Serve the lab token issuer's discovery document and keys over HTTPS.",
-    )
-    parser.add_argument("--bind", required=True)
-    parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--documents", type=Path, required=True)
-    parser.add_argument("--cert", type=Path, required=True)
-    parser.add_argument("--key", type=Path, required=True)
-    args = parser.parse_args(argv)
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    context.load_cert_chain(str(args.cert), str(args.key))
-    service = HttpService(
-        (args.bind, args.port), _routes(args.documents), name="tpc-bench-issuer", tls=context
-    )
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    print(f"token issuer serving https://{args.bind}:{args.port}", flush=True)
-    try:
-        service.serve_forever()
-    finally:
-        service.server_close()
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -111,6 +111,9 @@ class Settings:
     client_cert: str | None = None  # kubernetes: the orchestrator's client certificate
     client_key: str | None = None
     certdir: str | None = None
+    # kubernetes: the token issuer's URL and signing key, to mint tokens (auth token)
+    token_issuer: str | None = None
+    token_issuer_key: str | None = None
     report_to: str | None = None
     token_file: str | None = None
     spool_dir: str | None = None  # default $TPCBENCH_HOME/spool
@@ -141,6 +144,8 @@ PARSERS: dict[str, Callable[[Any], Any]] = {
     "client_cert": _optional_str,
     "client_key": _optional_str,
     "certdir": _optional_str,
+    "token_issuer": _optional_str,
+    "token_issuer_key": _optional_str,
     "report_to": _optional_str,
     "token_file": _optional_str,
     "spool_dir": _optional_str,

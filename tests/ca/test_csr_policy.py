@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import ipaddress
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -16,7 +17,14 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import NameOID
 
 from ca.authority import CertificateAuthority
-from ca.csr_policy import CLIENT_SIGNER, HOST_SIGNER, NODE_NAME_EXTRA, SignerPolicy, judge
+from ca.csr_policy import (
+    CLIENT_SIGNER,
+    HOST_SIGNER,
+    ISSUER_SIGNER,
+    NODE_NAME_EXTRA,
+    SignerPolicy,
+    judge,
+)
 from orchestrator.cluster.certificate_request import (
     CertificateWanted,
     renewal_due,
@@ -149,3 +157,55 @@ def test_renewal_is_due_with_a_third_of_the_lifetime_left(tmp_path: Path) -> Non
     assert abs(left - lifetime / 3) < dt.timedelta(seconds=1)
     now = dt.datetime.now(dt.UTC)
     assert renewal_due(tmp_path / "missing.pem", now) == now  # nothing there: renew now
+
+
+ISSUER_POLICY = replace(
+    POLICY, issuer_service_account="issuer", issuer_name="token-issuer.bench.svc"
+)
+ISSUER = "system:serviceaccount:bench:issuer"
+ISSUER_USAGES = ["digital signature", "key encipherment", "server auth"]
+
+
+def issuer_csr(
+    name: str = "token-issuer.bench.svc", ips: tuple[str, ...] = (), **options: Any
+) -> Any:
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = signing_request_pem(CertificateWanted("issuer", name, ips), key)
+    return csr(pem, **{"signer": ISSUER_SIGNER, "user": ISSUER, "on": None,
+                       "usages": ISSUER_USAGES, **options})  # fmt: skip
+
+
+def test_the_token_issuer_gets_a_server_certificate_for_its_service_name_only(
+    tmp_path: Path,
+) -> None:
+    verdict = judge(issuer_csr(), None, ISSUER_POLICY)
+    assert verdict.approved and (verdict.kind, verdict.name, verdict.ips) == (
+        "issuer",
+        "token-issuer.bench.svc",
+        (),
+    )
+    assert verdict.public_key is not None
+    cert = CertificateAuthority.init(tmp_path / "ca").sign_host_key(
+        verdict.public_key, verdict.name, days=verdict.days
+    )
+    san = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert san.get_values_for_type(x509.DNSName) == ["token-issuer.bench.svc"]
+    assert san.get_values_for_type(x509.IPAddress) == []
+
+
+@pytest.mark.parametrize(
+    ("request_options", "policy", "reason"),
+    [
+        ({"user": SERVERS}, ISSUER_POLICY, "NotTheIssuer"),
+        ({"user": ORCHESTRATOR}, ISSUER_POLICY, "NotTheIssuer"),
+        ({"name": "webapp.bench.svc"}, ISSUER_POLICY, "NameMismatch"),
+        ({"ips": ("10.96.0.10",)}, ISSUER_POLICY, "NameMismatch"),
+        ({"usages": [*ISSUER_USAGES, "client auth"]}, ISSUER_POLICY, "UsageNotAllowed"),
+        ({}, POLICY, "UnknownSigner"),  # a release without tokens signs no issuer certificate
+    ],
+)
+def test_any_other_issuer_request_is_denied_with_its_reason(
+    request_options: dict[str, Any], policy: SignerPolicy, reason: str
+) -> None:
+    verdict = judge(issuer_csr(**request_options), None, policy)
+    assert not verdict.approved and verdict.reason == reason, verdict.message
