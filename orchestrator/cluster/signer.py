@@ -30,6 +30,7 @@ from ca.keys import write_private, write_public
 from ca.tokens import TokenError, ensure_issuer_key, issuer_key_path, load_private_key
 from orchestrator.errors import UserError
 from orchestrator.servers import layout, render_grid_mapfile
+from orchestrator.servers.access import dn_prefix, render_xrootd_gridmap
 from orchestrator.token_issuer import issuer_documents
 
 log = logging.getLogger(__name__)
@@ -37,6 +38,7 @@ log = logging.getLogger(__name__)
 CA_CERT_KEY = "tls.crt"  # the keys cert-manager and kubernetes.io/tls Secrets use
 CA_KEY_KEY = "tls.key"
 GRID_MAPFILE_KEY = "grid-mapfile"
+XROOTD_GRIDMAP_KEY = layout.XROOTD_GRIDMAP.name
 CA_BUNDLE_KEY = "ca.crt"
 TOKEN_KEY_KEY = "issuer-key.pem"  # the token issuer's signing key in its Secret
 FINAL_CONDITIONS = {"Denied", "Failed"}
@@ -179,15 +181,22 @@ class ClusterSigner:
         certdir = {name: content.decode() for name, content in files.items()}
         certdir[CA_BUNDLE_KEY] = ca.certificate.public_bytes(serialization.Encoding.PEM).decode()
         client_dn = self.config.client_dn or ca.client_subject_dn(self.config.policy.client_name)
-        mapfile = render_grid_mapfile({client_dn: self.config.grid_user})
+        # GridFTP maps the orchestrator to its server account; XRootD maps it and every host of
+        # our CA to the identities its authorization names (servers/access.py)
+        mapfiles = {
+            GRID_MAPFILE_KEY: render_grid_mapfile({client_dn: self.config.grid_user}),
+            XROOTD_GRIDMAP_KEY: render_xrootd_gridmap(
+                [client_dn], dn_prefix(ca.host_subject_dn("node"))
+            ),
+        }
         namespace = self.config.policy.namespace
         self.core.patch_namespaced_config_map(
             self.config.grid_security_configmap, namespace, {"data": certdir}
         )
         self.core.patch_namespaced_config_map(
-            self.config.grid_mapfile_configmap, namespace, {"data": {GRID_MAPFILE_KEY: mapfile}}
+            self.config.grid_mapfile_configmap, namespace, {"data": mapfiles}
         )
-        log.info("published the grid-security directory and the grid-mapfile (%s)", client_dn)
+        log.info("published the grid-security directory and the grid maps (%s)", client_dn)
         tokens = self.config.tokens
         if tokens is not None and self.token_key is not None:
             documents = issuer_documents(tokens.url, self.token_key)

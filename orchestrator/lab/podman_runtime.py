@@ -21,6 +21,7 @@ from pathlib import Path
 
 from orchestrator.errors import UserError
 from orchestrator.lab.network import LAB_SUPERNET
+from orchestrator.lab.node_files import GRID_MAPFILE, MACAROON_SECRET, XROOTD_GRIDMAP
 from orchestrator.lab.preflight import NETNS_PROGRAMS, ServerAccount, check_packages
 from orchestrator.lab.run_record import LabRun, ServerContainer
 from orchestrator.lab.runtime import PODMAN, NodeFiles
@@ -103,11 +104,15 @@ class PodmanRuntime:
             f"{files.data_root}:{layout.DATA_ROOT}",
             f"{files.certdir}:{layout.CERTDIR}:ro",
             f"{files.node_dir / 'pki'}:{layout.HOST_CREDENTIALS}:ro",
-            f"{files.node_dir / 'grid-mapfile'}:{layout.GRID_MAPFILE}:ro",
+            f"{files.node_dir / GRID_MAPFILE}:{layout.GRID_MAPFILE}:ro",
+            f"{files.node_dir / XROOTD_GRIDMAP}:{layout.XROOTD_GRIDMAP}:ro",
         ]
+        # the key sits in pki/, mounted as the host credentials' folder
+        macaroon_secret = layout.HOST_CREDENTIALS / Path(MACAROON_SECRET).name
         xrootd_args = [
             "xrootd", "--exec", "--name", plan.name,
             "--https-port", str(plan.ports["https"]), "--root-port", str(plan.ports["root"]),
+            "--macaroon-secret", str(macaroon_secret),
         ]  # fmt: skip
         xrootd_mounts = list(mounts)
         if files.issuer is not None:

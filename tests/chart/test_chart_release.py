@@ -139,8 +139,13 @@ def test_the_signer_publishes_the_ca_and_the_grid_mapfile(release: Release) -> N
     assert {f"{digest}.signing_policy", f"{digest}.namespaces", f"{digest}.r0", "ca.crt"} <= set(
         certdir
     )
-    mapfile = release.config_map("grid-mapfile")["grid-mapfile"]
-    assert mapfile == '"/DC=org/DC=tpc-bench/OU=People/CN=orchestrator" tpcbench\n'
+    mapfiles = release.config_map("grid-mapfile")
+    assert mapfiles["grid-mapfile"] == '"/DC=org/DC=tpc-bench/OU=People/CN=orchestrator" tpcbench\n'
+    # XRootD's: the orchestrator by its DN, every host of the CA by the hosts' DN prefix
+    assert mapfiles["xrootd-gridmap"].splitlines() == [
+        '"/DC=org/DC=tpc-bench/OU=People/CN=orchestrator" tpcbench-orchestrator',
+        '"^/DC=org/DC=tpc-bench/OU=Services/CN=" tpcbench-server',
+    ]
 
 
 def write_certdir(release: Release, where: Path) -> Path:

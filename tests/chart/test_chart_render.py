@@ -3,6 +3,7 @@ scenario is also handed to the real API server as a dry run (test_chart_dry_run.
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 import pytest
@@ -118,6 +119,17 @@ def test_servers_mount_what_the_images_expect_where_they_expect_it(helm: Helm) -
     assert mapfile["mountPath"] == str(layout.GRID_MAPFILE_DIR)
     assert "subPath" not in mapfile  # a subPath mount never sees a ConfigMap's updates
     assert layout.GRID_MAPFILE.name == "grid-mapfile"  # the signer's ConfigMap key
+    # XRootD reads its own map from the same directory, and its macaroon key from a Secret
+    xrootd_spec = find(objects, "DaemonSet", "-xrootd")["spec"]["template"]["spec"]
+    xrootd_mounts = {m["name"]: m for m in container(xrootd_spec, "xrootd")["volumeMounts"]}
+    assert xrootd_mounts["grid-mapfile"]["mountPath"] == str(layout.XROOTD_GRIDMAP.parent)
+    assert "subPath" not in xrootd_mounts["grid-mapfile"]
+    assert xrootd_mounts["macaroons"]["mountPath"] == str(layout.MACAROON_SECRET.parent)
+    volumes = {v["name"]: v for v in xrootd_spec["volumes"]}
+    secret = find(objects, "Secret", "-macaroons")
+    assert volumes["macaroons"]["secret"]["secretName"] == secret["metadata"]["name"]
+    key = base64.b64decode(secret["data"][layout.MACAROON_SECRET.name]).decode()
+    assert len(base64.b64decode(key)) >= 32 and len(key.rstrip("\n")) <= 64  # XrdMacaroons
     xrootd = find(objects, "DaemonSet", "-xrootd")["spec"]["template"]["spec"]
     ports = {
         p["name"]: p["containerPort"] for c in xrootd["containers"] for p in c.get("ports", [])

@@ -86,6 +86,7 @@ imagePullSecrets:
 {{- end }}
 {{- define "tpc-bench.gridSecurityConfigMap" -}}{{ include "tpc-bench.component" (list . "grid-security") }}{{- end }}
 {{- define "tpc-bench.gridMapfileConfigMap" -}}{{ include "tpc-bench.component" (list . "grid-mapfile") }}{{- end }}
+{{- define "tpc-bench.macaroonSecret" -}}{{ include "tpc-bench.component" (list . "macaroons") }}{{- end }}
 {{- define "tpc-bench.webappSecret" -}}{{ include "tpc-bench.component" (list . "webapp") }}{{- end }}
 {{- define "tpc-bench.databaseSecret" -}}{{ include "tpc-bench.component" (list . "database") }}{{- end }}
 {{- define "tpc-bench.webappService" -}}{{ include "tpc-bench.component" (list . "webapp") }}{{- end }}
