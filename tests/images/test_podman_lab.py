@@ -19,6 +19,16 @@ from pathlib import Path
 import pytest
 from podman_lab import LAB_FILE_SIZE, PodmanLab
 from support.podman import run_podman
+from support.refusals import (
+    Client,
+    gsi_env,
+    gsiftp_url,
+    http_list,
+    http_put,
+    https_url,
+    root_url,
+    run,
+)
 
 from ca.authority import CertificateAuthority
 from orchestrator.errors import UserError
@@ -217,3 +227,33 @@ def test_without_the_images_lab_up_says_to_build_them(tmp_path: Path) -> None:
     assert "localhost/tpc-bench-never-built/xrootd" in lines[0]
     assert lines[0].endswith("is not built; build it with: make images")
     assert not (home / "lab" / "run.json").exists()
+
+
+def test_the_containers_servers_refuse_strangers(podman_lab: PodmanLab, tmp_path: Path) -> None:
+    """The images run the same secure configuration (tests/lab/test_lab_refusals.py has
+    every case): anonymous clients and a certificate of ours that is not the orchestrator's
+    can write nothing over HTTPS, root:// or GridFTP, nor list."""
+
+    dst = podman_lab.inventory.nodes[1]
+    ours = podman_lab.inventory.client
+    alice = CertificateAuthority.load(podman_lab.home / "ca").issue_client("alice")
+    payload = tmp_path / "payload"
+    payload.write_text("not from the orchestrator\n")
+    strangers = [
+        Client("anonymous", None, None, ours.certdir),
+        Client("alice", alice.cert, alice.key, ours.certdir),
+    ]
+    for client in strangers:
+        name = f"/tpcbench-{client.name}"
+        for answer in (
+            http_put(client, https_url(dst, name), payload),
+            http_list(client, https_url(dst, "/")),
+        ):
+            assert answer.code in (401, 403), f"{client.name}: {answer}"
+        env = gsi_env(client, "lab-*")
+        answer = run(["xrdcp", "-f", str(payload), root_url(dst, name)], env)
+        assert answer.code != 0 and "Auth failed" in answer.text, f"{client.name}: {answer}"
+        target = f"{dst.data_root}/tpcbench-gridftp-{client.name}"
+        answer = run(["globus-url-copy", f"file://{payload}", gsiftp_url(dst, target, client)], env)
+        assert answer.code != 0 and "530" in answer.text, f"{client.name}: {answer}"
+        assert not (podman_lab.host_data_root(dst.name) / name.lstrip("/")).exists()
