@@ -149,6 +149,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="with --credentials: where checks record the last time they saw a connection",
     )
+    check.add_argument(
+        "--data-root",
+        type=Path,
+        default=layout.DATA_ROOT,
+        help="with --credentials: names created or deleted here are transfers too",
+    )
     check.add_argument("--started-pid", type=int, default=1, help=argparse.SUPPRESS)
     return parser
 
@@ -170,7 +176,7 @@ def check_credentials(args: argparse.Namespace) -> int:
     if args.data_ports is not None:
         ports.update(range(args.data_ports[0], args.data_ports[1] + 1))
     try:
-        seen = observe(args.credentials, args.started_pid, ports, args.state)
+        seen = observe(args.credentials, args.started_pid, ports, args.state, args.data_root)
     except OSError as exc:
         print(f"{args.credentials}: {exc.strerror}", file=sys.stderr)
         return 1

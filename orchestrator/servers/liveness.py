@@ -4,9 +4,12 @@ xrootd 5.5 and globus-gridftp-server 13 read their host certificate only at star
 renewal sidecar replaces the file when a third of its life is left; the server's liveness
 check (`python -m orchestrator.servers check --credentials ...`) then fails, so the kubelet
 restarts the server. A restart in the middle of a measurement would cut its transfers, so the
-check fails for a renewed certificate only once the server has been idle, with no established
-TCP connection on its ports, for a quiet period, or once the renewed certificate has waited
-the longest it may (a connection open that long is stuck, not a measurement).
+check fails for a renewed certificate only once the server has been idle for a quiet period,
+or once the renewed certificate has waited the longest it may (a connection open that long is
+stuck, not a measurement). Idle: no check saw an established TCP connection on the server's
+ports, and no name was created or deleted in its data area (every measurement writes and
+deletes its destination names there), a trace of the transfers that began and ended between
+two checks.
 
 The pods are on the host network, so the connections are the node's: /proc/net/tcp{,6} of
 the check's own network namespace, which is the server's.
@@ -68,7 +71,8 @@ class Observation:
     now: float
     started: float  # the server's start
     renewed: float  # the certificate file's last change
-    last_busy: float  # the last check that saw a connection (0: none seen)
+    last_busy: float  # the last sign of a transfer: a check saw a connection, or the data
+    # area's names changed (0: none)
     busy: bool  # a connection is established on the server's ports right now
 
 
@@ -84,13 +88,13 @@ def restart_reason(seen: Observation, policy: RenewalPolicy) -> str | None:
         return None
     idle = seen.now - max(seen.renewed, seen.last_busy)
     if idle >= policy.quiet_period:
-        return f"renewed {waited:.0f} s ago, and no connection for {idle:.0f} s"
+        return f"renewed {waited:.0f} s ago, and no transfer for {idle:.0f} s"
     return None
 
 
-def _last_busy(state: Path) -> float:
+def _changed(path: Path) -> float:
     try:
-        return state.stat().st_mtime
+        return path.stat().st_mtime
     except OSError:
         return 0.0
 
@@ -104,10 +108,16 @@ def _record_busy(state: Path, now: float) -> None:
 
 
 def observe(
-    cert: Path, started_pid: int, ports: Collection[int], state: Path, now: float | None = None
+    cert: Path,
+    started_pid: int,
+    ports: Collection[int],
+    state: Path,
+    data_root: Path,
+    now: float | None = None,
 ) -> Observation:
-    """The check's view: the server's start, the certificate's change, its connections. A busy
-    server is recorded in `state`, so a later check knows how long it has been idle."""
+    """The check's view: the server's start, the certificate's change, its connections and
+    its data area. A busy server is recorded in `state`, so a later check knows how long it
+    has been idle."""
     now = time.time() if now is None else now
     busy = not established_local_ports().isdisjoint(ports)
     if busy:
@@ -116,6 +126,6 @@ def observe(
         now=now,
         started=process_start_time(started_pid),
         renewed=cert.stat().st_mtime,
-        last_busy=now if busy else _last_busy(state),
+        last_busy=now if busy else max(_changed(state), _changed(data_root)),
         busy=busy,
     )

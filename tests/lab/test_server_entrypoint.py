@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -93,10 +94,11 @@ def test_gridftp_exec_runs_a_real_server_with_gsi(tmp_path: Path) -> None:
 
 @dataclass
 class Renewal:
-    """A process playing the server, its certificate and the check's state file."""
+    """A process playing the server, its certificate, its data area, the check's state file."""
 
     server: subprocess.Popen[bytes]
     cert: Path
+    data: Path
     state: Path
 
     def loaded(self) -> None:
@@ -110,7 +112,8 @@ class Renewal:
     def check(self, port: int, extra: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
         return run_module(
             "check", "--port", str(port), "--credentials", str(self.cert),
-            "--state", str(self.state), "--started-pid", str(self.server.pid), *extra,
+            "--state", str(self.state), "--data-root", str(self.data),
+            "--started-pid", str(self.server.pid), *extra,
         )  # fmt: skip
 
 
@@ -119,9 +122,10 @@ def renewal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Renewal]:
     where = tmp_path_factory.mktemp("renewal")
     cert = where / "hostcert.pem"
     cert.write_text("certificate")
+    (where / "data").mkdir()
     server = subprocess.Popen(["sleep", "600"])
     time.sleep(3.1)  # /proc's start time has whole seconds: a renewal is later than that
-    yield Renewal(server, cert, where / "last-busy")
+    yield Renewal(server, cert, where / "data", where / "last-busy")
     server.kill()
     server.wait()
 
@@ -129,6 +133,9 @@ def renewal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Renewal]:
 @pytest.fixture
 def fresh(renewal: Renewal) -> Renewal:
     renewal.state.unlink(missing_ok=True)
+    for name in renewal.data.iterdir():
+        name.unlink()
+    os.utime(renewal.data, (0, 0))  # no transfer since long before the server started
     return renewal
 
 
@@ -168,7 +175,7 @@ def test_a_renewed_certificate_restarts_an_idle_server(fresh: Renewal) -> None:
     with listening() as server:
         result = fresh.check(port_of(server), extra=("--quiet-period", "0"))
     assert result.returncode == 1 and RESTART in result.stderr
-    assert "no connection for" in result.stderr
+    assert "no transfer for" in result.stderr
 
 
 @pytest.mark.parametrize("family", [socket.AF_INET, socket.AF_INET6], ids=["ipv4", "ipv6"])
@@ -186,6 +193,23 @@ def test_a_renewed_certificate_waits_while_a_transfer_is_under_way(
         assert fresh.check(port_of(server), extra=("--quiet-period", "600", *host)).returncode == 0
         result = fresh.check(port_of(server), extra=("--quiet-period", "0", *host))
     assert result.returncode == 1 and RESTART in result.stderr
+
+
+def test_a_transfer_between_two_checks_holds_the_renewal_too(fresh: Renewal) -> None:
+    """A measurement can begin and end between two checks; its destination names, written and
+    deleted in the data area, still show the server was not idle."""
+    fresh.renewed()
+    time.sleep(1.1)
+    quiet = ("--quiet-period", "1")
+    with listening() as server:
+        (fresh.data / "tpcbench-destination-0").write_text("a copy")  # no check saw it
+        assert fresh.check(port_of(server), extra=quiet).returncode == 0
+        time.sleep(1.1)
+        result = fresh.check(port_of(server), extra=quiet)
+    found = re.search(r"renewed (\d+) s ago, and no transfer for (\d+) s", result.stderr)
+    assert result.returncode == 1 and found, result.stderr
+    renewed, idle = map(int, found.groups())
+    assert idle < renewed  # idle since the name was written, not since the renewal
 
 
 def test_a_connection_on_the_data_ports_keeps_the_server_busy(fresh: Renewal) -> None:
