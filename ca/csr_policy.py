@@ -156,9 +156,9 @@ def judge(csr: Any, node: Any | None, policy: SignerPolicy) -> Verdict:
     if csr.spec.signer_name == policy.host_signer:
         return _judge_host(csr, node, policy)
     if csr.spec.signer_name == policy.client_signer:
-        return _judge_client(csr, policy)
+        return _judge_named(csr, policy, _client_rule(policy))
     if csr.spec.signer_name == policy.issuer_signer and policy.issuer_name:
-        return _judge_issuer(csr, policy)
+        return _judge_named(csr, policy, _issuer_rule(policy))
     return deny("UnknownSigner", f"this signer does not sign for {csr.spec.signer_name}")
 
 
@@ -213,56 +213,50 @@ def _same_addresses(asked: Sequence[str], node_ips: Sequence[str]) -> bool:
     return all(ipaddress.ip_address(ip) in known for ip in asked)
 
 
-def _from_account(
-    csr: Any, account: str, refusal: str, what: str, usages: set[str]
-) -> x509.CertificateSigningRequest | Verdict:
-    """The request, if `account` sent it asking only for `usages`, else the denial."""
-    if csr.spec.username != account:
-        return deny(refusal, f"requested by {csr.spec.username}; {what} go to {account} only")
-    if problem := _usages_allowed(csr, usages):
-        return deny("UsageNotAllowed", problem)
-    return _parse_request(csr)
+@dataclass(frozen=True)
+class _Named:
+    """A certificate for one fixed name, granted to one ServiceAccount only."""
+
+    kind: str  # "client" | "issuer"
+    account: str
+    refusal: str  # the reason when another account asks
+    usages: set[str]
+    name: str
+    dns: tuple[str, ...]  # the DNS names it carries: none (client), its name (issuer)
+    granted: str  # the reason when it is granted
 
 
-def _judge_client(csr: Any, policy: SignerPolicy) -> Verdict:
-    request = _from_account(
-        csr,
-        policy.account(policy.orchestrator_service_account),
-        "NotTheOrchestrator",
-        "client certificates",
-        CLIENT_REQUEST_USAGES,
-    )
-    if isinstance(request, Verdict):
-        return request
-    dns, ips, other = _sans(request)
-    name = _common_name(request)
-    if name != policy.client_name or dns or ips or other:
+def _client_rule(policy: SignerPolicy) -> _Named:
+    account = policy.account(policy.orchestrator_service_account)
+    return _Named("client", account, "NotTheOrchestrator", CLIENT_REQUEST_USAGES,
+                  policy.client_name, (), "OrchestratorMatches")  # fmt: skip
+
+
+def _issuer_rule(policy: SignerPolicy) -> _Named:
+    account = policy.account(policy.issuer_service_account)
+    return _Named("issuer", account, "NotTheIssuer", ISSUER_REQUEST_USAGES,
+                  policy.issuer_name, (policy.issuer_name,), "IssuerMatches")  # fmt: skip
+
+
+def _judge_named(csr: Any, policy: SignerPolicy, rule: _Named) -> Verdict:
+    if csr.spec.username != rule.account:
         return deny(
-            "NameMismatch",
-            f"asks for CN {name!r} with alternative names; the orchestrator's client "
-            f"certificate is CN {policy.client_name!r} without any",
+            rule.refusal,
+            f"requested by {csr.spec.username}; {rule.kind} certificates go to {rule.account} only",
         )
-    message = f"client certificate {policy.client_name}"
-    return _grant(csr, policy, request, "OrchestratorMatches", message, "client", name)
-
-
-def _judge_issuer(csr: Any, policy: SignerPolicy) -> Verdict:
-    request = _from_account(
-        csr,
-        policy.account(policy.issuer_service_account),
-        "NotTheIssuer",
-        "token issuer certificates",
-        ISSUER_REQUEST_USAGES,
-    )
+    if problem := _usages_allowed(csr, rule.usages):
+        return deny("UsageNotAllowed", problem)
+    request = _parse_request(csr)
     if isinstance(request, Verdict):
         return request
     dns, ips, other = _sans(request)
     name = _common_name(request)
-    if name != policy.issuer_name or set(dns) != {name} or ips or other:
+    if name != rule.name or sorted(dns) != sorted(rule.dns) or ips or other:
         return deny(
             "NameMismatch",
             f"asks for CN {name!r}, DNS names {sorted(dns)} and addresses {sorted(ips)}; the "
-            f"token issuer's certificate is for {policy.issuer_name!r} (CN and DNS) only",
+            f"{rule.kind} certificate is for CN {rule.name!r} with DNS names {list(rule.dns)} "
+            "and nothing else",
         )
-    message = f"token issuer certificate {policy.issuer_name}"
-    return _grant(csr, policy, request, "IssuerMatches", message, "issuer", name)
+    message = f"{rule.kind} certificate {rule.name}"
+    return _grant(csr, policy, request, rule.granted, message, rule.kind, rule.name)

@@ -28,6 +28,7 @@ from orchestrator.lab.topology import LabNetwork
 REPO = Path(__file__).resolve().parents[2]
 KUBENODE_BUILD = REPO / "scripts" / "kubenode" / "build.sh"
 LAB_VALUES = REPO / "charts" / "tpc-bench" / "ci" / "lab-values.yaml"
+TOKEN_VALUES = LAB_VALUES.with_name("tokens-values.yaml")
 SERVER_COMPONENTS = ("xrootd", "gridftp")
 
 
@@ -53,6 +54,11 @@ class KubeletLab:
     @property
     def fullname(self) -> str:
         return f"{self.release}-tpc-bench"
+
+    @property
+    def issuer_url(self) -> str:
+        """The release's token issuer (charts/tpc-bench/templates/_tokens.tpl)."""
+        return f"https://{self.fullname}-token-issuer.{self.namespace}.svc"
 
     def netns(self, node: str) -> str:
         return f"{self.network.prefix}-{node}"

@@ -2,10 +2,12 @@
 
 `tpcbench lab up --kubernetes` starts the control plane here and containerd, a kubelet and
 kube-proxy in each lab node's namespace behind an emulated WAN; the chart goes on with
-charts/tpc-bench/ci/lab-values.yaml. Then what a site engineer does, in order: install, look
-at the certificates, helm test, ask for a campaign through the webapp, upgrade, lose a server
-pod, lose a node's kubelet, uninstall, and take the lab down. The tests share one cluster and
-run in this file's order; each says what it leaves for the next.
+charts/tpc-bench/ci/lab-values.yaml and ci/tokens-values.yaml (every https measurement with
+the client certificate and with tokens). Then what a site engineer does, in order: install,
+look at the certificates, helm test, ask for a campaign through the webapp, look into the
+token area, upgrade, lose a server pod, lose a node's kubelet, uninstall, and take the lab
+down. The tests share one cluster and run in this file's order; each says what it leaves for
+the next.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from kubelet_lab import (
     KUBENODE_BUILD,
     LAB_VALUES,
     SERVER_COMPONENTS,
+    TOKEN_VALUES,
     KubeletLab,
     all_ready,
     ca_of,
@@ -36,6 +39,9 @@ from kubelet_lab import (
 from kubernetes import client
 
 from ca.authority import CertificateAuthority
+from ca.keys import write_private
+from ca.tokens import TokenMinter, ensure_issuer_key
+from orchestrator.endpoints import in_token_area, source_name
 from orchestrator.errors import UserError
 from orchestrator.lab import stop_lab
 from orchestrator.lab.cluster_lifecycle import start_cluster_lab
@@ -173,7 +179,8 @@ def test_helm_install_runs_every_pod_ready_and_servers_only_on_labelled_nodes(
         {"metadata": {"labels": {"tpc-bench.io/network": None}}, "spec": {"unschedulable": True}},
     )
     install = ["install", RELEASE, str(CHART), "--namespace", NAMESPACE, "--create-namespace"]
-    values = ["--values", str(LAB_VALUES), "--set", "webapp.privateReads=true"]
+    values = ["--values", str(LAB_VALUES), "--values", str(TOKEN_VALUES),
+              "--set", "webapp.privateReads=true"]  # fmt: skip
     helm.run(*install, *values, "--wait", "--timeout", "10m", timeout=900)
 
     # helm's --wait saw each pod Ready once; a busy machine can fail an exec probe after that
@@ -185,7 +192,9 @@ def test_helm_install_runs_every_pod_ready_and_servers_only_on_labelled_nodes(
     for component in SERVER_COMPONENTS:
         assert sorted(p.spec.node_name for p in lab.pods(component)) == SERVER_NODES
     components = {p.metadata.labels["app.kubernetes.io/component"] for p in pods}
-    assert components == {"xrootd", "gridftp", "signer", "orchestrator", "webapp", "database"}
+    assert components == {
+        "xrootd", "gridftp", "signer", "orchestrator", "webapp", "database", "token-issuer",
+    }  # fmt: skip
 
 
 def test_each_server_certificate_came_from_the_signer_for_its_own_node(lab: KubeletLab) -> None:
@@ -222,9 +231,13 @@ def test_a_run_now_campaign_runs_in_the_orchestrator_pod_and_lands_in_postgresql
     lab: KubeletLab,
 ) -> None:
     campaign, rows = run_campaign(lab)
-    # 2 ordered pairs x (https, gridftp) x (8, 1) streams, K = 4 of 32 MiB (lab values)
-    assert (campaign["state"], campaign["measurements"]) == ("finished", 8)
+    # 2 ordered pairs x (https with x509 and token, gridftp with x509) x (8, 1) streams, K = 4
+    # of 32 MiB (lab values); tokens only for https (native root:// and gridftp take x509 only)
+    assert (campaign["state"], campaign["measurements"]) == ("finished", 12)
     assert {(r["src"], r["dst"]) for r in rows} == {("lab-1", "lab-2"), ("lab-2", "lab-1")}
+    assert sorted({(r["protocol"], r["auth"]) for r in rows}) == [
+        ("gridftp", "x509"), ("https", "token"), ("https", "x509"),
+    ]  # fmt: skip
     failures = [(r["src"], r["dst"], r["protocol"], r["transfers"]) for r in rows if r["failed"]]
     assert failures == []
     assert all(r["succeeded"] == 4 and r["file_size"] == 32 << 20 for r in rows)
@@ -246,13 +259,40 @@ def test_a_run_now_campaign_runs_in_the_orchestrator_pod_and_lands_in_postgresql
             f"ON m.campaign_id = c.id WHERE c.uuid = '{campaign['uuid']}'",
         ],
     )
-    assert count.strip() == "8"
+    assert count.strip() == "12"
+
+
+def test_the_token_area_opens_to_the_issuers_tokens_only(lab: KubeletLab, tmp_path: Path) -> None:
+    """From another node, over our CA: a read of the token area's source with a token the
+    release's issuer signed succeeds (xrootd fetched the issuer's keys through its Service,
+    trusting our CA); no token, or a token signed by another key, is refused, as is a write."""
+    ca = tmp_path / "ca.crt"
+    ca.write_text(lab.secret("ca")["tls.crt"])
+    server = f"https://{lab.address('lab-2')}:8443"
+    source = in_token_area(source_name(32 << 20))
+    url = lab.issuer_url
+    release_key = tmp_path / "release" / "issuer-key.pem"
+    write_private(release_key, lab.secret("token-key")["issuer-key.pem"].encode())
+    other_key = ensure_issuer_key(tmp_path / "other")
+
+    def status(*curl: str, key: Path | None = None) -> str:
+        argv = ["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "--cacert", str(ca)]
+        if key is not None:
+            token = TokenMinter.for_key(url, key).mint([f"storage.read:{source}"], audience=server)
+            argv += ["-H", f"Authorization: Bearer {token}"]
+        return lab.in_node("lab-1", [*argv, *curl])
+
+    assert status("-r", "0-1023", server + source, key=release_key) == "206"
+    assert status("-r", "0-1023", server + source) in ("401", "403")
+    assert status("-r", "0-1023", server + source, key=other_key) in ("401", "403")
+    written = f"{server}{in_token_area('/anonymous')}"
+    assert status("-X", "PUT", "--data-binary", "x", written) in ("401", "403")
 
 
 def test_upgrade_rolls_the_orchestrator_and_keeps_the_ca_token_and_password(
     lab: KubeletLab, helm: Helm, tmp_path: Path
 ) -> None:
-    kept = {name: lab.secret(name) for name in ("ca", "webapp", "database")}
+    kept = {name: lab.secret(name) for name in ("ca", "webapp", "database", "token-key")}
     before = lab.pods("orchestrator")[0].metadata.uid
     # The orchestrator's client certificate from a Secret of the site's (signed by the
     # release's CA): GridFTP must accept its key, which the chart copies to a 0600 file.
@@ -338,8 +378,8 @@ def test_a_stopped_kubelet_fails_that_nodes_measurements_with_a_reason(lab: Kube
         campaign, rows = run_campaign(lab)
     finally:
         os.kill(kubelet.pid, signal.SIGCONT)
-    # 6 ordered pairs x (https, gridftp) x 1 stream: lab-3's 8 failed, saying why
-    assert (campaign["state"], campaign["measurements"]) == ("finished", 12)
+    # 6 ordered pairs x (https x509, https token, gridftp) x 1 stream: lab-3's 12 failed
+    assert (campaign["state"], campaign["measurements"]) == ("finished", 18)
     failed = [r for r in rows if r["failed"]]
     assert sorted({(r["src"], r["dst"]) for r in failed}) == sorted(
         {
@@ -351,11 +391,13 @@ def test_a_stopped_kubelet_fails_that_nodes_measurements_with_a_reason(lab: Kube
     )
     assert all("node lab-3 is NotReady" in r["transfers"][0]["message"] for r in failed)
     ok = [r for r in rows if not r["failed"]]
-    assert sorted((r["src"], r["dst"], r["protocol"]) for r in ok) == [
-        ("lab-1", "lab-2", "gridftp"),
-        ("lab-1", "lab-2", "https"),
-        ("lab-2", "lab-1", "gridftp"),
-        ("lab-2", "lab-1", "https"),
+    assert sorted((r["src"], r["dst"], r["protocol"], r["auth"]) for r in ok) == [
+        ("lab-1", "lab-2", "gridftp", "x509"),
+        ("lab-1", "lab-2", "https", "token"),
+        ("lab-1", "lab-2", "https", "x509"),
+        ("lab-2", "lab-1", "gridftp", "x509"),
+        ("lab-2", "lab-1", "https", "token"),
+        ("lab-2", "lab-1", "https", "x509"),
     ]  # gridftp too: with the client key from the Secret
     wait_for(lambda: node_state(lab, "lab-3") == "True", "lab-3 Ready again", timeout=120)
 
