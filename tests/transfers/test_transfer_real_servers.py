@@ -228,7 +228,7 @@ def test_stalled_destination_times_out(fresh_destination: TwoNodes, protocol: st
 def test_client_trusting_another_ca_is_tls(
     two_nodes: TwoNodes, tmp_path: Path, protocol: str
 ) -> None:
-    # root:// here is unauthenticated and without TLS, so a CA mismatch cannot arise there.
+    # root:// authenticates with GSI, not TLS: a foreign CA is refused at login (test_lab_refusals).
     other = CertificateAuthority.init(tmp_path / "other-ca")
     creds = ClientCredentials(
         cert=two_nodes.creds.cert, key=two_nodes.creds.key, certdir=other.certdir
