@@ -57,6 +57,19 @@ def test_without_tokens_nothing_of_the_issuer_is_rendered(helm: Helm) -> None:
     assert not [a for a in signer["args"] if "token" in a or "issuer" in a]
 
 
+def test_an_upgrade_that_reuses_values_from_before_campaign_auth_keeps_certificates(
+    helm: Helm,
+) -> None:
+    """`helm upgrade --reuse-values` keeps the old release's values, which have no
+    campaign.auth: the orchestrator must not get an empty TPCBENCH_AUTH (it would not start)."""
+    objects = helm.template(**{"campaign.auth": "null"})
+    orchestrator = named(
+        pod_spec(objects, "Deployment", "-orchestrator")["containers"], "orchestrator"
+    )
+    assert env_of(orchestrator)["TPCBENCH_AUTH"] == "x509"
+    assert not [o for o in objects if "token-" in o["metadata"]["name"]]
+
+
 def test_every_part_names_the_same_issuer_the_service_answers_for(helm: Helm) -> None:
     objects = helm.template(TOKENS, namespace="bench")
     service = find(objects, "Service", "-token-issuer")

@@ -3,7 +3,7 @@ and what an XRootD pod needs to trust it. See token-issuer.yaml and docs/install
 
 {{/* "true" when campaigns authorize with tokens, else "". */}}
 {{- define "tpc-bench.tokens" -}}
-{{- if has "token" .Values.campaign.auth }}true{{ end }}
+{{- if has "token" (.Values.campaign.auth | default list) }}true{{ end }}
 {{- end }}
 
 {{- define "tpc-bench.tokenIssuerService" -}}{{ include "tpc-bench.component" (list . "token-issuer") }}{{- end }}
