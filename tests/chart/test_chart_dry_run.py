@@ -92,3 +92,60 @@ def test_the_notes_give_commands_that_paste(cluster_helm: Helm) -> None:
     assert "kubectl get nodes -l 'extra=yes,tpc-bench.io/network=100000'" in notes
     assert "http://tpc.example.org/api/v1/campaigns/" in notes
     assert "127.0.0.1:8000" not in notes  # no port-forward was printed, so none is used
+
+
+def as_pod(item: dict[str, Any]) -> dict[str, Any]:
+    """The pod a workload would make (its template as a Pod), or a Pod as it is."""
+    if item["kind"] == "Pod":
+        return item
+    template = item["spec"]["template"]
+    spec = dict(template["spec"])
+    claims = item["spec"].get("volumeClaimTemplates", [])  # a StatefulSet's, as its pods get
+    spec["volumes"] = spec.get("volumes", []) + [
+        {"name": c["metadata"]["name"], "persistentVolumeClaim": {"claimName": "claim"}}
+        for c in claims
+    ]
+    name = f"{item['metadata']['name']}-pod"[:63]
+    metadata = {"name": name, "labels": template["metadata"].get("labels", {})}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
+
+
+@pytest.mark.parametrize("level", ["baseline", "restricted"])
+def test_only_the_host_network_pods_need_the_privileged_pod_security_level(
+    helm: Helm, cluster: Cluster, level: str
+) -> None:
+    """docs/install.md (Security, Pod Security): the API server's own PodSecurity admission
+    refuses the servers' (and the prelim Job's) pods below `privileged`, for the host network
+    and its ports, and admits every other pod of the chart even at `restricted`."""
+    namespace = f"tpcb-pss-{uuid.uuid4().hex[:6]}"
+    objects = helm.template("prelim-values.yaml", namespace=namespace)
+    labels = {"pod-security.kubernetes.io/enforce": level}
+    cluster.core.create_namespace(
+        client.V1Namespace(metadata=client.V1ObjectMeta(name=namespace, labels=labels))
+    )
+    try:
+        for item in objects:
+            if item["kind"] == "ServiceAccount":
+                cluster.core.create_namespaced_service_account(namespace, item)
+        refused, admitted = {}, []
+        for item in objects:
+            if item["kind"] not in ("Deployment", "StatefulSet", "DaemonSet", "Job", "Pod"):
+                continue
+            try:
+                dry_run_create(cluster, as_pod(item), namespace)
+                admitted.append(item["metadata"]["name"])
+            except ApiException as exc:
+                assert exc.status == 403, exc.body
+                refused[item["metadata"]["name"]] = json.loads(exc.body)["message"]
+        assert sorted(refused) == ["rel-tpc-bench-gridftp", "rel-tpc-bench-prelim",
+                                   "rel-tpc-bench-xrootd"]  # fmt: skip
+        for name, message in refused.items():
+            assert f'violates PodSecurity "{level}:latest": host namespaces (hostNetwork=true)' in (
+                message
+            )
+            # the host network makes a container's ports the node's (hostPort), also baseline's
+            assert ("hostPort" in message) == (not name.endswith("-prelim")), message
+        others = {"postgresql", "webapp", "signer", "orchestrator", "test-webapp", "test-discovery"}
+        assert {f"rel-tpc-bench-{name}" for name in others} <= set(admitted)
+    finally:
+        cluster.core.delete_namespace(namespace)
