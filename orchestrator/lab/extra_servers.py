@@ -1,5 +1,6 @@
 """More servers on a lab node, beside its own: the preliminary benchmarks' two XRootD and two
-GridFTP instances that copy between two memory-backed directories on one node.
+GridFTP instances that copy between two memory-backed directories on one node, and the open
+servers bench/authentication.py measures the secured ones against.
 
 They run as processes in the node's network position (its namespace), from the same
 configuration source as every other server, and are recorded in the lab's run record while
@@ -33,6 +34,9 @@ class ExtraServer:
     suffix: str  # "a", "b": the instance's name is <node>-<purpose>-<suffix>
     ports: Mapping[str, int]  # https, root, gridftp
     data_ports: tuple[int, int]
+    # bench/ only: XRootD without authentication, as before the servers were secured
+    # (servers/xrootd.py, XrootdSettings.open_access); GridFTP is the same either way.
+    open_access: bool = False
 
 
 @contextmanager
@@ -78,7 +82,8 @@ def extra_servers(
                 netns=endpoint.netns,
             )
             certdir = lab_dir(home) / "certificates"
-            runtime.start_node(record, NodeFiles(plan, node_dir, data_root, certdir), {})
+            files = NodeFiles(plan, node_dir, data_root, certdir, open_access=server.open_access)
+            runtime.start_node(record, files, {})
             served = replace(
                 endpoint, name=name, ports=dict(server.ports), data_root=str(data_root)
             )

@@ -72,6 +72,7 @@ class ProcessRuntime:
             xrdcp_path=shutil.which("xrdcp") or "/usr/bin/xrdcp",
             token_issuer=files.issuer.url if files.issuer else None,
             token_audience=files.token_audience if files.issuer else None,
+            open_access=files.open_access,
         )
         config = node_dir / "xrootd.cfg"
         config.write_text(render_xrootd_config(xrootd))

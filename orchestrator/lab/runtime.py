@@ -36,6 +36,8 @@ class NodeFiles:
     data_root: Path  # the node's memory-backed data directory
     certdir: Path  # the CA's grid-security directory, readable by the servers
     issuer: LabIssuer | None = None  # the lab's token issuer, whose tokens xrootd accepts
+    # bench/ only: XRootD without authentication (XrootdSettings.open_access); process runtime
+    open_access: bool = False
 
     @property
     def token_audience(self) -> str:

@@ -16,6 +16,10 @@ Every request is authenticated and authorized (servers/access.py says who may do
   the source checks the rendezvous key the orchestrator's own open left there. (`sss` needs a
   shared keytab on every client and server, `ztn` tokens, `krb5` a realm; `unix` and `host`
   authenticate nobody.)
+
+`open_access` (for bench/ only: what authentication costs; never the default, no CLI flag)
+renders the configuration as it was before: no security protocol, no grid map, no
+macaroons, no authorization, so anyone may do anything and root:// is anonymous.
 """
 
 from __future__ import annotations
@@ -65,6 +69,13 @@ class XrootdSettings:
     token_issuer: str | None = None
     # The server's own https URL (https://address:port): tokens minted for it are accepted.
     token_audience: str | None = None
+    # For bench/ only (what authentication costs; never the default, no CLI flag): no
+    # authentication or authorization at all, as before the servers were secured.
+    open_access: bool = False
+
+    def __post_init__(self) -> None:
+        if self.open_access and self.token_issuer is not None:
+            raise ValueError("an open-access server takes no token issuer: it checks nothing")
 
 
 def render_xrootd_config(settings: XrootdSettings) -> str:
@@ -85,6 +96,10 @@ def render_xrootd_config(settings: XrootdSettings) -> str:
         f"tpc.timeout {s.tpc_idle_timeout} {s.tpc_first_byte_timeout}",
         # root:// third-party copy: the destination pulls with `xrdcp --server`.
         f"ofs.tpc autorm streams 8,15 pgm {s.xrdcp_path} --server",
+    ]
+    if s.open_access:
+        return "\n".join([*lines, ""])
+    lines += [
         # root://: GSI only, users mapped by the grid map; an unmapped DN cannot log in. (A
         # token in the URL's authz still decides what a GSI login may do in the token area.)
         "xrootd.seclib libXrdSec.so",
@@ -127,6 +142,8 @@ def render_scitokens_config(settings: XrootdSettings) -> str:
 def xrootd_files(settings: XrootdSettings) -> dict[Path, str]:
     """The files besides xrootd.cfg that the configuration names and that follow from the
     settings alone (the grid map and the macaroon secret are given)."""
+    if settings.open_access:
+        return {}
     files = {settings.run_dir / AUTHDB_FILE: render_authdb()}
     if settings.token_issuer is not None:
         files[settings.run_dir / SCITOKENS_FILE] = render_scitokens_config(settings)

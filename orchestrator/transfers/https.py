@@ -29,6 +29,9 @@ from orchestrator.transfers.token_headers import copy_token_headers, delete_toke
 from orchestrator.transfers.urls import https_url
 
 Mode = Literal["pull", "push"]
+# How an x509 copy authorizes the server-to-server leg: a macaroon from the other server, or
+# nothing (for bench/ only: against servers that check nothing, what authentication costs).
+OtherLeg = Literal["macaroon", "anonymous"]
 # Connection setup gets its own bound so a dead host is "connect", not a 10-minute "timeout".
 CONNECT_TIMEOUT = 30.0
 
@@ -87,15 +90,22 @@ def phase_trace(
 
 
 class HttpsTpc(TransferTool):
-    """HTTP-TPC in pull mode (COPY to the destination with `Source:`) or push mode."""
+    """HTTP-TPC in pull mode (COPY to the destination with `Source:`) or push mode.
+
+    `other_leg="anonymous"` (bench/authentication.py only) skips the macaroon of an x509
+    copy: the copy's other leg then works only against servers that check nothing.
+    """
 
     name = "https"
     auths: tuple[str, ...] = ("x509", "token")
 
-    def __init__(self, mode: Mode = "pull") -> None:
+    def __init__(self, mode: Mode = "pull", other_leg: OtherLeg = "macaroon") -> None:
         if mode not in ("pull", "push"):
             raise ValueError(f"mode must be pull or push, not {mode!r}")
+        if other_leg not in ("macaroon", "anonymous"):
+            raise ValueError(f"other_leg must be macaroon or anonymous, not {other_leg!r}")
         self.mode = mode
+        self.other_leg = other_leg
 
     async def copy(self, request: TransferRequest) -> TransferRecord:
         source_url, destination_url = (
@@ -127,14 +137,15 @@ class HttpsTpc(TransferTool):
                 tokens = exc
         start = request.clock.now()
         # x509: the copy begins with the macaroon for the other leg (_authorize_other_leg)
-        timeline = PhaseTimeline(start, "authorize" if request.auth == "x509" else "connect")
+        authorize = request.auth == "x509" and self.other_leg == "macaroon"
+        timeline = PhaseTimeline(start, "authorize" if authorize else "connect")
         succeeded, error_class, message = False, None, ""
         try:
             if isinstance(tokens, TokenError):
                 raise tokens
             headers = {**headers, **tokens}
             async with asyncio.timeout(request.timeout):
-                if request.auth == "x509":
+                if authorize:
                     headers = await self._authorize_other_leg(
                         request.creds, other_leg, headers, timeline, request.clock, request.timeout
                     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from orchestrator.endpoints import Endpoint
+from orchestrator.endpoints import ClientCredentials, Endpoint
 from orchestrator.transfers.base import TransferRequest, TransferTool, build_record
 from orchestrator.transfers.error_classes import outcome_of
 from orchestrator.transfers.gridftp import credential_env
@@ -36,6 +36,16 @@ def gsi_server_names(*endpoints: Endpoint) -> dict[str, str]:
             return {"XrdSecGSISRVNAMES": "*"}
         names.append(endpoint.host_dn.rpartition("/CN=")[2])
     return {"XrdSecGSISRVNAMES": "|".join(dict.fromkeys(names))}
+
+
+def xrdcp_environment(creds: ClientCredentials, src: Endpoint, dst: Endpoint) -> dict[str, str]:
+    """xrdcp's environment: the client certificate for GSI, the servers' CNs, fail-fast."""
+    return {
+        **credential_env(creds),
+        **GSI_CLIENT,
+        **gsi_server_names(src, dst),
+        **FAIL_FAST_CONNECT,
+    }
 
 
 def xrdcp_outcome(returncode: int | None, timed_out: bool, stderr: str, timeout: float) -> dict:
@@ -84,15 +94,9 @@ class XrootdTpc(TransferTool):
         )
         start = request.clock.now()
         timeline = PhaseTimeline(start)
-        env = {
-            **credential_env(request.creds),
-            **GSI_CLIENT,
-            **gsi_server_names(request.src, request.dst),
-            **FAIL_FAST_CONNECT,
-        }
         result = await run_process(
             argv,
-            env=env,
+            env=xrdcp_environment(request.creds, request.src, request.dst),
             timeout=request.timeout,
             on_stderr_line=XrdclLog(timeline, request.clock).feed,
         )

@@ -64,6 +64,22 @@ def test_every_server_authenticates_and_authorizes_both_protocols() -> None:
     assert xrootd_files(PLAIN) == {Path("/srv/n1/run/authdb"): render_authdb()}
 
 
+def test_the_benchs_open_access_renders_the_configuration_before_authentication() -> None:
+    """bench/authentication.py's "before": the same server, nothing checked (never a default)."""
+    assert not PLAIN.open_access
+    opened = replace(PLAIN, open_access=True)
+    text, secure = render_xrootd_config(opened), render_xrootd_config(PLAIN)
+    assert secure.startswith(text.rstrip("\n"))
+    keys = {key for key, _ in directives(text)}
+    assert {"xrd.protocol", "http.exthandler", "ofs.tpc", "xrd.tls"} <= keys
+    checks = ("sec.", "xrootd.seclib", "http.gridmap", "macaroons.", "ofs.authorize", "acc.")
+    assert not [key for key in keys if key.startswith(checks)]
+    assert "libXrdMacaroons" not in text and "ofs.authlib" not in keys
+    assert xrootd_files(opened) == {}  # no authorization database
+    with pytest.raises(ValueError, match="open-access server takes no token issuer"):
+        replace(WITH_TOKENS, open_access=True)
+
+
 def test_an_issuer_adds_only_the_scitokens_plugin() -> None:
     text, plain = render_xrootd_config(WITH_TOKENS), render_xrootd_config(PLAIN)
     assert text.startswith(plain)
