@@ -3,7 +3,7 @@
 #   make demo-wan  the demo, then the shape of the paper's Figures 7 and 8 from its API
 #   make demo-cluster  the demo on a real Kubernetes cluster in the lab: helm install, a campaign
 #   make test    install what is needed and run the whole test suite
-#   make bench   print the benchmark ratios (fidelity, webapp scale, planner, WAN emulation, clients, cluster)
+#   make bench   print the benchmark ratios (fidelity, webapp scale, planner, WAN emulation, clients, authentication, cluster)
 #   make images  build the container images (podman; the Debian base once, cached)
 #   make kubenode  build what the lab's real Kubernetes nodes run (kubelet, images; cached)
 #   make lint    ruff, hadolint, helm lint

@@ -4,8 +4,9 @@ On a real 2-node lab (network namespaces; needs root), the same measurement — 
 copies of one file from lab-1 to lab-2 with S streams — is driven, per protocol, by
 - native: our tool (`run_measurement`, client native: httpx COPY, xrdcp, globus-url-copy),
 - gfal2: `gfal-copy` through the same measurement code (client gfal2),
-- bare: the command an operator types (`curl -X COPY` with the same headers,
-  `xrdcp --tpc only`, `globus-url-copy` with the native tool's argv),
+- bare: the command an operator types (`curl` for the source's macaroon, then `curl -X COPY`
+  with the same headers, `xrdcp --tpc only` with the native environment, `globus-url-copy`
+  with the native tool's argv),
 interleaved (the order rotates each repetition), REPS times. Printed per protocol: the
 median throughput of each (the paper's K*S*8/mean duration), the median seconds per copy,
 the medians and ranges of the per-repetition ratios gfal2/native and bare/native, and the
@@ -15,7 +16,8 @@ CPU seconds the driving process and its children spent per measurement.
                                       [--file-size 256MiB] [--rate-gbit 2]
                                       [--protocols https,root,gridftp]
 
-The lab is started and stopped here (prefix `tpcgb`, subnet 10.99.155+). There is no target
+The lab is started and stopped here (prefix `tpcgb`, subnet 10.99.155+, unless
+TPCBENCH_LAB_PREFIX / TPCBENCH_LAB_SUBNET_OFFSET say otherwise). There is no target
 for the ratios (they are what an operator comparing the clients would see); exits 1 if a
 copy fails.
 """
@@ -24,8 +26,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import shutil
 import statistics
 import sys
 from collections.abc import Sequence
@@ -34,16 +34,21 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from side_by_side import cpu_seconds, on_a_lab_pair, run_bare
+from side_by_side import (
+    bench_network,
+    check_protocol_bench_args,
+    cpu_seconds,
+    on_a_lab_pair,
+    protocol_bench_parser,
+    run_bare,
+)
 
 from orchestrator.endpoints import ClientCredentials, Endpoint
-from orchestrator.lab.topology import LabNetwork
 from orchestrator.measurement.record import throughput_gbps
 from orchestrator.measurement.run import run_measurement
-from orchestrator.sizes import format_size, parse_size
+from orchestrator.sizes import format_size
 
-NETWORK = LabNetwork(prefix="tpcgb", subnet_offset=155)
-PROTOCOLS = ("https", "root", "gridftp")
+NETWORK = bench_network("tpcgb", 155)
 DRIVERS = ("native", "gfal2", "bare")
 ROW = "{:<8} {:>10} {:>10} {:>10} {:>8} {:>8} {:>8} {:>13} {:>13} {:>9} {:>9} {:>9}"
 
@@ -150,42 +155,15 @@ def report(cases: list[Case], args: argparse.Namespace) -> bool:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0],
-        epilog="Needs root (network namespaces), gfal-copy, curl, xrdcp and globus-url-copy.",
+    programs = ("gfal-copy", "curl", "xrdcp", "globus-url-copy")
+    parser = protocol_bench_parser(
+        __doc__.split("\n\n")[0], f"Needs root (network namespaces), {', '.join(programs)}."
     )
-    parser.add_argument("--reps", type=int, default=5, help="repetitions, at least 3 (default 5)")
-    parser.add_argument("--transfers", type=int, default=2, help="K copies at once (default 2)")
     parser.add_argument("--streams", type=int, default=2, help="streams per copy, 1-15 (default 2)")
-    parser.add_argument(
-        "--file-size", type=parse_size, default=parse_size("256MiB"), help="default 256MiB"
-    )
-    # Link-bound, as the real case is: on a shared 2-core machine unshaped copies measure
-    # CPU contention more than the clients.
-    parser.add_argument(
-        "--rate-gbit", type=float, default=2.0, help="shape the lab links, 0: unshaped (default 2)"
-    )
-    parser.add_argument(
-        "--protocols",
-        type=lambda text: tuple(text.split(",")),
-        default=PROTOCOLS,
-        help="a comma-separated subset of https,root,gridftp (default all)",
-    )
     args = parser.parse_args(argv)
-    if args.reps < 3:
-        parser.error("--reps must be at least 3 (each driver goes first once per 3)")
+    check_protocol_bench_args(parser, args, programs)
     if not 1 <= args.streams <= 15:
         parser.error("--streams must be between 1 and 15 (root:// allows no more)")
-    if args.transfers < 1:
-        parser.error("--transfers must be at least 1")
-    unknown = [p for p in args.protocols if p not in PROTOCOLS]
-    if unknown or not args.protocols:
-        parser.error(f"--protocols: {','.join(unknown)} not in {','.join(PROTOCOLS)}")
-    if os.geteuid() != 0:
-        parser.error("needs root (the lab's network namespaces)")
-    missing = [c for c in ("gfal-copy", "curl", "xrdcp", "globus-url-copy") if not shutil.which(c)]
-    if missing:
-        parser.error(f"not installed: {', '.join(missing)} (scripts/install-system-deps.sh)")
     print("clients: starting a 2-node lab", file=sys.stderr)
     cases = on_a_lab_pair("tpcbench-clients-", NETWORK, args, bench)
     return 0 if report(cases, args) else 1

@@ -2,18 +2,20 @@
 
 On a real 2-node lab (network namespaces; needs root), the same measurement — K
 concurrent copies of one file from lab-1 to lab-2 — is driven alternately by our tools
-(`run_measurement`) and by the bare commands (`curl -X COPY ...` for HTTPS,
-`globus-url-copy ...` with the identical options for GridFTP), REPS times each, for 1 and
-8 streams. Printed per case: the median throughput of each (the paper's K*S*8/mean
-duration), the median of the per-repetition ratios ours/bare (target >= 0.97) and their
-range, the median makespan-throughput ratio, and the CPU seconds the driving process (and
-its children) spent per measurement.
+(`run_measurement`) and by the bare commands (for HTTPS a `curl` asking the source for a
+macaroon, then `curl -X COPY ...` passing it on, as our tool does; `globus-url-copy ...`
+with the identical options for GridFTP), REPS times each, for 1 and 8 streams. Printed
+per case: the median throughput of each (the paper's K*S*8/mean duration), the median of
+the per-repetition ratios ours/bare (target >= 0.97) and their range, the median
+makespan-throughput ratio, and the CPU seconds the driving process (and its children)
+spent per measurement.
 
     .venv/bin/python bench/fidelity.py [--reps 8] [--transfers 3] [--file-size 256MiB]
                                        [--rate-gbit 2]
 
-The lab is started and stopped here (prefix `tpcfid`, subnet 10.99.140+); exits 1 if a
-case misses the target or a transfer fails.
+The lab is started and stopped here (prefix `tpcfid`, subnet 10.99.140+, unless
+TPCBENCH_LAB_PREFIX / TPCBENCH_LAB_SUBNET_OFFSET say otherwise); exits 1 if a case misses
+the target or a transfer fails.
 """
 
 from __future__ import annotations
@@ -28,16 +30,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from side_by_side import cpu_seconds, on_a_lab_pair, run_bare
+from side_by_side import bench_network, cpu_seconds, on_a_lab_pair, run_bare
 
 from orchestrator.endpoints import ClientCredentials, Endpoint
-from orchestrator.lab.topology import LabNetwork
 from orchestrator.measurement.record import makespan_gbps, throughput_gbps
 from orchestrator.measurement.run import run_measurement
 from orchestrator.sizes import format_size, parse_size
 
 TARGET = 0.97
-NETWORK = LabNetwork(prefix="tpcfid", subnet_offset=140)
+NETWORK = bench_network("tpcfid", 140)
 PROTOCOLS = ("https", "gridftp")
 STREAMS = (1, 8)
 ROW = "{:<8} {:>7} {:>11} {:>11} {:>7} {:>13} {:>9} {:>13} {:>13} {:>4}"

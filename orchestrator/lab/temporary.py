@@ -20,15 +20,16 @@ from orchestrator.lab.lifecycle import start_lab, stop_lab
 @contextmanager
 def temporary_lab(
     prefix: str, nodes: int, file_size: int, **options: Any
-) -> Iterator[LabInventory]:
-    """`start_lab(home, nodes, file_size, **options)` in a fresh home under /dev/shm."""
+) -> Iterator[tuple[Path, LabInventory]]:
+    """`start_lab(home, nodes, file_size, **options)` in a fresh home under /dev/shm; yields
+    the home (for more servers on its nodes: extra_servers.py) and the inventory."""
     home = Path(tempfile.mkdtemp(prefix=prefix, dir="/dev/shm"))
     home.chmod(0o755)  # the lab's server account must reach it
     try:
         CertificateAuthority.init(home / "ca")
         inventory = start_lab(home, nodes, file_size, **options)
         try:
-            yield inventory
+            yield home, inventory
         finally:
             stop_lab(home)
     finally:
