@@ -135,9 +135,7 @@ def test_measurement_removes_its_destination_files(two_nodes: TwoNodes, protocol
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_missing_source_is_not_found(two_nodes: TwoNodes, protocol: str, streams: int) -> None:
     # Multi-stream HTTPS pulls fail differently (a 500 quoting the source's 404).
-    record = measure(
-        two_nodes, protocol, streams, file_size=SMALL, source_path=MISSING_SOURCE
-    )
+    record = measure(two_nodes, protocol, streams, file_size=SMALL, source_path=MISSING_SOURCE)
     assert record.failed == 3 and record.throughput_gbps == 0.0
     assert {t.error_class for t in record.transfers} == {"not-found"}, [
         t.message for t in record.transfers
