@@ -1,5 +1,6 @@
 """The selectors the pages and the API share: windows, latency fit, stream comparison, history."""
 
+import re
 from datetime import timedelta
 
 import pytest
@@ -8,6 +9,7 @@ from reads_reference import approx_rows, reference_latency_rows, reference_strea
 
 from webapp.results import selectors
 from webapp.results.models import Campaign
+from webapp.results.windows import WINDOW_PATTERN
 
 pytestmark = pytest.mark.django_db
 
@@ -32,6 +34,16 @@ def test_parse_window_accepts_the_documented_forms(text, label, duration):
 def test_parse_window_rejects_anything_else_and_says_why(text):
     with pytest.raises(ValueError, match="latest"):
         selectors.parse_window(text)
+
+
+def test_the_apis_window_pattern_is_what_parse_window_reads_as_written():
+    pattern = re.compile(WINDOW_PATTERN)
+    for text in ["latest", *(f"{n}{unit}" for n in range(100_000) for unit in "hd")]:
+        try:
+            label = selectors.parse_window(text).label
+        except ValueError:
+            label = None
+        assert bool(pattern.match(text)) == (label == text), text
 
 
 def test_throughput_vs_latency_means_points_and_fit(ingest):

@@ -5,13 +5,23 @@ from datetime import UTC
 import django_filters
 from django import forms
 from django_filters.fields import IsoDateTimeField
+from drf_spectacular.utils import extend_schema_field
 
+from webapp.results.api.serializers import MAX_STREAMS
 from webapp.results.choices import Auth, CampaignState, Client, PrelimKind, Protocol, Trigger
 from webapp.results.models import Baseline, Campaign, Measurement, Node, PrelimRun
 
 
 class IntegerFilter(django_filters.NumberFilter):
     field_class = forms.IntegerField
+
+
+@extend_schema_field({"type": "integer", "minimum": 1, "maximum": MAX_STREAMS})
+class StreamsFilter(IntegerFilter):
+    """A stream count; the schema states its range (it reads no bounds off a filter)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(min_value=1, max_value=MAX_STREAMS, **kwargs)
 
 
 class UTCDateTimeField(IsoDateTimeField):
@@ -51,7 +61,7 @@ class MeasurementFilterSet(PairFilterSet):
         choices=Auth.choices, help_text="How the transfers were authorized"
     )
     client = django_filters.ChoiceFilter(choices=Client.choices, help_text="What drove the copies")
-    streams = IntegerFilter(field_name="streams", min_value=1, max_value=1024)
+    streams = StreamsFilter(field_name="streams")
 
     class Meta:
         model = Measurement

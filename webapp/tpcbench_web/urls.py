@@ -4,6 +4,8 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 
 from webapp.results.api.urls import maddash_urlpatterns
 
+handler404 = "webapp.tpcbench_web.errors.not_found"
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include("webapp.results.api.urls")),

@@ -5,18 +5,23 @@ from rest_framework import serializers
 
 from webapp.results.api.serializers import MAX_STREAMS
 from webapp.results.choices import Auth, Client, Protocol
+from webapp.results.windows import WINDOW_PATTERN, WINDOW_SYNTAX, parse_window
+
+
+def window_field(default: str) -> serializers.RegexField:
+    return serializers.RegexField(
+        WINDOW_PATTERN,
+        default=default,
+        help_text="latest, <N>h or <N>d (at most 3650 days)",
+        error_messages={"invalid": f"Expected {WINDOW_SYNTAX}."},
+    )
 
 
 class WindowQuerySerializer(serializers.Serializer):
-    window = serializers.CharField(default="20d", help_text="latest, <N>h or <N>d")
+    window = window_field("20d")
 
     def validate_window(self, value: str) -> str:
-        from webapp.results.windows import parse_window
-
-        try:
-            return parse_window(value).label
-        except ValueError as exc:
-            raise serializers.ValidationError(str(exc)) from exc
+        return parse_window(value).label
 
 
 class DimensionsQuerySerializer(serializers.Serializer):
@@ -87,7 +92,7 @@ class StreamComparisonSerializer(serializers.Serializer):
 
 
 class MaddashWindowQuerySerializer(WindowQuerySerializer, DimensionsQuerySerializer):
-    window = serializers.CharField(default="latest", help_text="latest, <N>h or <N>d")
+    window = window_field("latest")
 
 
 class MaddashCheckQuerySerializer(DimensionsQuerySerializer):

@@ -3,7 +3,12 @@
 
 from rest_framework import serializers
 
-from webapp.results.api.serializers import NodeNameField, StrictFloatField
+from webapp.results.api.fields import (
+    FreeTextField,
+    NodeNameField,
+    StrictBooleanField,
+    StrictFloatField,
+)
 from webapp.results.choices import CampaignState, Trigger
 from webapp.results.models import Campaign
 
@@ -15,7 +20,7 @@ class RttCheckSerializer(serializers.Serializer):
     dst = NodeNameField()
     target_ms = StrictFloatField(min_value=0, max_value=1e6)
     measured_ms = StrictFloatField(min_value=0, max_value=1e6, allow_null=True)
-    within_target = serializers.BooleanField(allow_null=True)
+    within_target = StrictBooleanField(allow_null=True)
 
 
 class CampaignSerializer(serializers.ModelSerializer):
@@ -47,7 +52,7 @@ class CampaignSerializer(serializers.ModelSerializer):
 
 class CampaignCreateSerializer(serializers.Serializer):
     trigger = serializers.ChoiceField(choices=Trigger.choices, default=Trigger.MANUAL)
-    schedule = serializers.CharField(max_length=100, allow_blank=True, required=False, default="")
+    schedule = FreeTextField(max_length=100, allow_blank=True, required=False, default="")
 
 
 class CampaignUpdateSerializer(serializers.Serializer):
@@ -55,7 +60,7 @@ class CampaignUpdateSerializer(serializers.Serializer):
     trigger = serializers.ChoiceField(choices=Trigger.choices, required=False)
     started = serializers.DateTimeField(required=False)
     finished = serializers.DateTimeField(required=False)
-    schedule = serializers.CharField(max_length=100, allow_blank=True, required=False)
+    schedule = FreeTextField(max_length=100, allow_blank=True, required=False)
     rtt_checks = RttCheckSerializer(many=True, required=False, max_length=100_000)
 
     def validate(self, attrs: dict) -> dict:

@@ -3,13 +3,15 @@ sends them; `Baseline.to_json` and `PrelimRun.to_json` there are the input shape
 
 from rest_framework import serializers
 
-from webapp.results.api.serializers import (
-    MAX_BYTES,
-    MAX_STREAMS,
+from webapp.results.api.fields import (
+    FreeTextField,
     NodeNameField,
     StrictFloatField,
     StrictIntegerField,
+    StrictRegexField,
+    StrictUUIDField,
 )
+from webapp.results.api.serializers import MAX_BYTES, MAX_STREAMS
 from webapp.results.choices import PrelimKind, PrelimMethod
 from webapp.results.models import Baseline, PrelimPoint, PrelimRun
 
@@ -19,9 +21,7 @@ ERROR_LENGTH = 100_000
 
 
 def _error_field():
-    return serializers.CharField(
-        allow_blank=True, required=False, default="", max_length=ERROR_LENGTH, trim_whitespace=False
-    )
+    return FreeTextField(allow_blank=True, required=False, default="", max_length=ERROR_LENGTH)
 
 
 def _finished_not_before_started(attrs: dict) -> dict:
@@ -33,11 +33,11 @@ def _finished_not_before_started(attrs: dict) -> dict:
 class BaselineInSerializer(serializers.Serializer):
     """A link baseline as `tpcbench baseline` and `campaign run --baseline` send it."""
 
-    uuid = serializers.UUIDField()
-    campaign = serializers.UUIDField(allow_null=True, required=False, default=None)
+    uuid = StrictUUIDField()
+    campaign = StrictUUIDField(allow_null=True, required=False, default=None)
     src = NodeNameField()
     dst = NodeNameField()
-    tool = serializers.RegexField(r"^[A-Za-z0-9._-]+$", max_length=32)
+    tool = StrictRegexField(r"^[A-Za-z0-9._-]+$", max_length=32)
     streams = StrictIntegerField(min_value=1, max_value=MAX_STREAMS)
     duration_s = StrictIntegerField(min_value=1, max_value=86_400)
     started = serializers.DateTimeField()
@@ -60,7 +60,7 @@ class BaselineInSerializer(serializers.Serializer):
 class BaselineSerializer(serializers.ModelSerializer):
     src = serializers.SlugRelatedField(slug_field="name", read_only=True)
     dst = serializers.SlugRelatedField(slug_field="name", read_only=True)
-    campaign = serializers.SlugRelatedField(slug_field="uuid", read_only=True)
+    campaign = serializers.SlugRelatedField(slug_field="uuid", read_only=True, allow_null=True)
 
     class Meta:
         model = Baseline
@@ -98,7 +98,7 @@ class PrelimPointSerializer(serializers.ModelSerializer):
 class PrelimRunInSerializer(serializers.Serializer):
     """A run as `tpcbench prelim concurrency|filesize` sends it."""
 
-    uuid = serializers.UUIDField()
+    uuid = StrictUUIDField()
     kind = serializers.ChoiceField(choices=PrelimKind.choices)
     node = NodeNameField()
     streams = StrictIntegerField(min_value=1, max_value=MAX_STREAMS)

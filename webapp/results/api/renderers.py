@@ -19,7 +19,8 @@ def csv_text(rows, header: list[str]) -> str:
 
 class CSVRenderer(BaseRenderer):
     """The rows of an answer as CSV (a paginated answer's `results`), columns in the order
-    of the first row's keys, "\\n" line ends; nothing at all for no rows.
+    of the first row's keys, "\\n" line ends; for no rows, the view's `csv_columns` alone
+    (nothing at all if it has none).
 
     Kept rather than djangorestframework-csv's CSVRenderer, which sorts the columns by name,
     ends lines with CRLF, flattens nested values into columns of their own ("window.0"),
@@ -36,9 +37,10 @@ class CSVRenderer(BaseRenderer):
         if isinstance(data, dict):
             data = data.get("results", [data])
         rows = [r if isinstance(r, dict) else {"value": r} for r in data]
-        if not rows:
+        view = (renderer_context or {}).get("view")
+        header = list(rows[0]) if rows else list(getattr(view, "csv_columns", []))
+        if not header:
             return b""
-        header = list(rows[0]) if rows else []
         return csv_text(rows, header).encode(self.charset)
 
 

@@ -1,11 +1,16 @@
 """API shapes. Input serializers validate strictly (400 naming the field); output ones are flat."""
 
-import math
-
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from webapp.results.api.fields import (
+    FreeTextField,
+    NodeNameField,
+    StrictFloatField,
+    StrictIntegerField,
+    StrictUUIDField,
+)
 from webapp.results.choices import Auth, Client, ErrorClass, Outcome, Protocol
 from webapp.results.models import Measurement, Node, Transfer
 from webapp.results.phases import MAX_PHASES, PHASE_NAME, ordered_phases, phases_fit
@@ -16,42 +21,17 @@ MAX_STREAMS = 1024
 MAX_TRANSFERS = 10_000
 
 
-class StrictIntegerField(serializers.IntegerField):
-    """An integer in JSON: "8", 8.0 and true are wrong types, not numbers."""
-
-    def to_internal_value(self, data):
-        if isinstance(data, bool) or not isinstance(data, int):
-            self.fail("invalid")
-        return super().to_internal_value(data)
-
-
-class StrictFloatField(serializers.FloatField):
-    """A finite JSON number: strings, booleans, NaN and infinities are refused."""
-
-    default_error_messages = {"not_finite": "A finite number is required."}
-
-    def to_internal_value(self, data):
-        if isinstance(data, bool) or not isinstance(data, int | float):
-            self.fail("invalid")
-        if not math.isfinite(data):
-            self.fail("not_finite")
-        return super().to_internal_value(data)
-
-
-class NodeNameField(serializers.RegexField):
-    """A host name or address (IPv6 too); no '/', '?', '#', '%' or spaces: it goes in URLs."""
-
-    def __init__(self, **kwargs):
-        super().__init__(
-            r"^[^\s/?#%\\]+$",
-            max_length=253,
-            error_messages={"invalid": "A node name: no spaces, '/', '?', '#', '%%' or '\\'."},
-            **kwargs,
-        )
-
-
+@extend_schema_field(
+    {
+        "type": "object",
+        "additionalProperties": {"type": "number", "minimum": 0, "maximum": 1e7},
+        "maxProperties": MAX_PHASES,
+        "description": f"Phase name ({PHASE_NAME.pattern}) -> seconds.",
+    }
+)
 class PhasesField(serializers.DictField):
-    """Phase name -> seconds (finite, >= 0); at most MAX_PHASES names, each a short word."""
+    """Phase name -> seconds (finite, >= 0); at most MAX_PHASES names, each a short word.
+    (The schema cannot state the names' pattern: OpenAPI 3.0 has no propertyNames.)"""
 
     default_error_messages = {
         "bad_name": "Phase names are lowercase words (a-z, 0-9, '_', '-'), at most 32 long: "
@@ -84,14 +64,13 @@ class TransferInSerializer(serializers.Serializer):
     error_class = serializers.ChoiceField(
         choices=ErrorClass.choices, allow_null=True, required=False, default=None
     )
-    message = serializers.CharField(
-        allow_blank=True, required=False, default="", max_length=100_000, trim_whitespace=False
-    )
+    message = FreeTextField(allow_blank=True, required=False, default="", max_length=100_000)
     duration_s = StrictFloatField(
         min_value=0, required=False, write_only=True, help_text="Ignored: end - start is used."
     )
     progress = serializers.JSONField(
         required=False,
+        allow_null=True,
         write_only=True,
         help_text="[seconds since start, bytes] pairs from the tool's progress (perf markers); "
         "not stored.",
@@ -134,8 +113,8 @@ class MeasurementInSerializer(serializers.Serializer):
     """A measurement as the orchestrator sends it; throughput_gbps, makespan_gbps, succeeded and
     failed are derived here, never taken from the client."""
 
-    uuid = serializers.UUIDField()
-    campaign = serializers.UUIDField(allow_null=True, required=False, default=None)
+    uuid = StrictUUIDField()
+    campaign = StrictUUIDField(allow_null=True, required=False, default=None)
     src = NodeNameField()
     dst = NodeNameField()
     protocol = serializers.ChoiceField(choices=Protocol.choices)
@@ -202,7 +181,7 @@ class MeasurementInSerializer(serializers.Serializer):
     )
     transfers = TransferInSerializer(many=True, allow_empty=False, max_length=MAX_TRANSFERS)
     cleanup_errors = serializers.ListField(
-        child=serializers.CharField(allow_blank=True, max_length=100_000, trim_whitespace=False),
+        child=FreeTextField(allow_blank=True, max_length=100_000),
         required=False,
         write_only=True,
         max_length=MAX_TRANSFERS,
@@ -266,7 +245,7 @@ class MeasurementSerializer(serializers.ModelSerializer):
         "measurement; null: none taken).",
     )
     baseline_fraction = serializers.SerializerMethodField(
-        help_text="throughput_gbps / baseline_gbps (null when either is unknown)."
+        allow_null=True, help_text="throughput_gbps / baseline_gbps (null when either is unknown)."
     )
 
     class Meta:
@@ -307,6 +286,17 @@ class MeasurementSerializer(serializers.ModelSerializer):
         super().__init__(*args, **kwargs)
         if not expand_transfers:
             self.fields.pop("transfers")
+
+
+class MeasurementListQuerySerializer(serializers.Serializer):
+    expand = serializers.ChoiceField(
+        choices=["transfers"], required=False, help_text="Nest the transfers"
+    )
+    rows = serializers.ChoiceField(
+        choices=["measurements", "transfers"],
+        required=False,
+        help_text="With format=csv: one row per measurement or per transfer",
+    )
 
 
 class BulkItemResultSerializer(serializers.Serializer):

@@ -4,10 +4,10 @@ from django.db.models import Count, IntegerField, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
-    OpenApiParameter,
     OpenApiResponse,
     PolymorphicProxySerializer,
     extend_schema,
+    extend_schema_view,
 )
 from rest_framework import mixins, status, viewsets
 from rest_framework.exceptions import NotFound, ValidationError
@@ -20,6 +20,7 @@ from webapp.results.api import aggregate_serializers as agg
 from webapp.results.api import campaign_serializers as cs
 from webapp.results.api import serializers as s
 from webapp.results.api.csv_rows import MEASUREMENT_COLUMNS, TRANSFER_COLUMNS, stream_csv
+from webapp.results.api.negotiation import JSONErrorsMixin
 from webapp.results.api.renderers import CSVRenderer, EncodedJSON, FastJSONRenderer, json_bytes
 from webapp.results.cache import cached_aggregate
 from webapp.results.filtersets import CampaignFilterSet, MeasurementFilterSet, NodeFilterSet
@@ -48,18 +49,18 @@ FAST_RENDERERS = [
 ]
 
 MAX_BULK = 1000  # measurements per bulk request: a bound on one request's work
-
-EXPAND = OpenApiParameter("expand", str, enum=["transfers"], description="Nest the transfers")
-ROWS = OpenApiParameter(
-    "rows",
-    str,
-    enum=["measurements", "transfers"],
-    description="With format=csv: one row per measurement or per transfer",
+# One measurement's answer is that measurement; a list's, what became of each.
+INGEST_RESULT = PolymorphicProxySerializer(
+    component_name="MeasurementIngestResult",
+    serializers=[s.MeasurementSerializer, s.BulkResultSerializer],
+    resource_type_field_name=None,
 )
 
 
-@extend_schema(parameters=[EXPAND, ROWS])
-class MeasurementViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+@extend_schema_view(list=extend_schema(parameters=[s.MeasurementListQuerySerializer]))
+class MeasurementViewSet(
+    JSONErrorsMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet
+):
     """Measurements: ingest (POST one, or a list for bulk) and filtered, paginated reads."""
 
     queryset = Measurement.objects.select_related("src", "dst", "campaign")
@@ -68,8 +69,20 @@ class MeasurementViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
     lookup_field = "uuid"
     renderer_classes = [*APIView.renderer_classes, CSVRenderer]
 
+    def get_renderers(self):
+        # CSV is a list's rows; an ingest answer or a measurement with its transfers is JSON.
+        renderers = super().get_renderers()
+        if self.action in ("create", "retrieve"):
+            return [renderer for renderer in renderers if renderer.format != "csv"]
+        return renderers
+
+    def initial(self, request: Request, *args, **kwargs) -> None:
+        super().initial(request, *args, **kwargs)
+        if self.action == "list":
+            self.list_query = _query(s.MeasurementListQuerySerializer, request)
+
     def _expand(self) -> bool:
-        return self.request.query_params.get("expand") == "transfers"
+        return getattr(self, "list_query", {}).get("expand") == "transfers"
 
     def get_queryset(self):
         queryset = with_baseline(super().get_queryset())
@@ -83,8 +96,11 @@ class MeasurementViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
 
     def list(self, request: Request, *args, **kwargs):
         if request.accepted_renderer.format == "csv":
+            # Every row: limit and offset are checked (a wrong one is a 400), not applied.
+            self.paginator.get_limit(request)
+            self.paginator.get_offset(request)
             queryset = self.filter_queryset(Measurement.objects.all())
-            if request.query_params.get("rows") == "transfers":
+            if self.list_query.get("rows") == "transfers":
                 rows = Transfer.objects.filter(measurement__in=queryset.values("pk"))
                 return stream_csv(rows, TRANSFER_COLUMNS, "transfers.csv")
             return stream_csv(queryset, MEASUREMENT_COLUMNS, "measurements.csv")
@@ -93,13 +109,16 @@ class MeasurementViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
     @extend_schema(
         request=PolymorphicProxySerializer(
             component_name="MeasurementIngest",
-            serializers=[s.MeasurementInSerializer, s.MeasurementInSerializer(many=True)],
+            serializers=[
+                s.MeasurementInSerializer,
+                s.MeasurementInSerializer(many=True, max_length=MAX_BULK),
+            ],
             resource_type_field_name=None,
             many=False,
         ),
         responses={
-            201: s.MeasurementSerializer,
-            200: OpenApiResponse(s.MeasurementSerializer, "Already stored (same payload)"),
+            201: INGEST_RESULT,
+            200: OpenApiResponse(INGEST_RESULT, "Already stored (same payload)"),
             207: OpenApiResponse(s.BulkResultSerializer, "Bulk form with some items rejected"),
             400: OpenApiResponse(description="Field-level validation errors"),
             409: OpenApiResponse(description="uuid exists with different content"),
@@ -203,18 +222,20 @@ def _wants_csv(request: Request) -> bool:
 
 
 def _query(serializer_class, request: Request) -> dict:
-    query = serializer_class(data=request.query_params)
+    # An empty parameter is one not given, as the list endpoints' filters read it.
+    query = serializer_class(data={k: v for k, v in request.query_params.items() if v != ""})
     query.is_valid(raise_exception=True)
     return query.validated_data
 
 
-class ThroughputVsLatencyView(APIView):
+class ThroughputVsLatencyView(JSONErrorsMixin, APIView):
     """Per pair: mean throughput vs mean RTT over a window, and a least-squares fit per protocol.
 
     With ?format=csv: the points, one row per pair and protocol.
     """
 
     renderer_classes = [*FAST_RENDERERS, CSVRenderer]
+    csv_columns = list(agg.LatencyPointSerializer().fields)
 
     @extend_schema(
         parameters=[agg.ThroughputVsLatencyQuerySerializer],
@@ -227,10 +248,11 @@ class ThroughputVsLatencyView(APIView):
         return Response(result["points"] if _wants_csv(request) else result)
 
 
-class StreamComparisonView(APIView):
+class StreamComparisonView(JSONErrorsMixin, APIView):
     """Per pair: 1-stream vs multi-stream mean throughput over a window (CSV: the pairs)."""
 
     renderer_classes = [*FAST_RENDERERS, CSVRenderer]
+    csv_columns = list(agg.StreamPairSerializer().fields)
 
     @extend_schema(
         parameters=[agg.StreamComparisonQuerySerializer], responses=agg.StreamComparisonSerializer
