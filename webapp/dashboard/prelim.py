@@ -11,6 +11,7 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.views.decorators.http import require_safe
 
 from webapp.dashboard.plots import BASE_LAYOUT, colour
 from webapp.results import reference_selectors
@@ -105,6 +106,7 @@ def _section(kind: str, runs: list[PrelimRun], chosen: str | None) -> dict[str, 
     }
 
 
+@require_safe
 def prelim_page(request: HttpRequest) -> HttpResponse:
     chosen = request.GET.get("run")
     runs = reference_selectors.prelim_runs(limit=RECENT_RUNS * 2)

@@ -12,6 +12,7 @@ from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_safe
 
 from webapp.dashboard import plots
 from webapp.dashboard.grid import grid_page_data
@@ -92,6 +93,7 @@ def _dimension_links(request: HttpRequest, name: str, values: list[str], current
     return links
 
 
+@require_safe
 def grid_page(request: HttpRequest) -> HttpResponse:
     window, error = _window(request, "latest")
     auth = _choice(request, "auth", tuple(Auth.values), Auth.X509)
@@ -148,6 +150,7 @@ def _render_with_tables(request: HttpRequest, template: str, context: dict) -> H
     return HttpResponse("".join(tables.get(part, part) for part in parts))
 
 
+@require_safe
 def pair_page(request: HttpRequest, src: str, dst: str) -> HttpResponse:
     known = set(Node.objects.filter(name__in=[src, dst]).values_list("name", flat=True))
     missing = [name for name in dict.fromkeys((src, dst)) if name not in known]
@@ -190,6 +193,7 @@ def pair_page(request: HttpRequest, src: str, dst: str) -> HttpResponse:
     return render(request, "dashboard/pair.html", context)
 
 
+@require_safe
 def latency_page(request: HttpRequest) -> HttpResponse:
     protocol = _choice(request, "protocol", PROTOCOLS, "")
     streams = _streams(request)
@@ -223,6 +227,7 @@ def latency_page(request: HttpRequest) -> HttpResponse:
     return render(request, "dashboard/latency.html", context)
 
 
+@require_safe
 def streams_page(request: HttpRequest) -> HttpResponse:
     protocol = _choice(request, "protocol", PROTOCOLS, "")
     window, error = _window(request, "20d")
