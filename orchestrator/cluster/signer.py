@@ -30,7 +30,7 @@ from ca.keys import write_private, write_public
 from ca.tokens import TokenError, ensure_issuer_key, issuer_key_path, load_private_key
 from orchestrator.errors import UserError
 from orchestrator.servers import layout, render_grid_mapfile
-from orchestrator.servers.access import dn_prefix, render_xrootd_gridmap
+from orchestrator.servers.access import hosts_dn_prefix, render_xrootd_gridmap
 from orchestrator.token_issuer import issuer_documents
 
 log = logging.getLogger(__name__)
@@ -185,9 +185,7 @@ class ClusterSigner:
         # our CA to the identities its authorization names (servers/access.py)
         mapfiles = {
             GRID_MAPFILE_KEY: render_grid_mapfile({client_dn: self.config.grid_user}),
-            XROOTD_GRIDMAP_KEY: render_xrootd_gridmap(
-                [client_dn], dn_prefix(ca.host_subject_dn("node"))
-            ),
+            XROOTD_GRIDMAP_KEY: render_xrootd_gridmap([client_dn], hosts_dn_prefix(ca)),
         }
         namespace = self.config.policy.namespace
         self.core.patch_namespaced_config_map(

@@ -46,7 +46,11 @@ from orchestrator.lab.topology import LOOPBACK, MODES, NETNS, LabNetwork, NodePl
 from orchestrator.lab.wan_profile import RttMatrix, TcpSettings, rtt_matrix
 from orchestrator.paths import tpcbench_home
 from orchestrator.servers import render_grid_mapfile
-from orchestrator.servers.access import dn_prefix, new_macaroon_secret, render_xrootd_gridmap
+from orchestrator.servers.access import (
+    hosts_dn_prefix,
+    new_macaroon_secret,
+    render_xrootd_gridmap,
+)
 from orchestrator.servers.source_file import (
     SOURCE_MODE,
     ensure_token_source,
@@ -238,9 +242,7 @@ def _build(
     certdir = copy_certdir(ca.certdir, lab_dir(home) / "certificates")
     access = AccessFiles(
         grid_mapfile=render_grid_mapfile({client_cred.subject_dn: account.name}),
-        xrootd_gridmap=render_xrootd_gridmap(
-            [client_cred.subject_dn], dn_prefix(ca.host_subject_dn(plans[0].name))
-        ),
+        xrootd_gridmap=render_xrootd_gridmap([client_cred.subject_dn], hosts_dn_prefix(ca)),
         macaroon_secret=new_macaroon_secret(),
     )
 

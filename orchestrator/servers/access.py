@@ -21,6 +21,7 @@ import base64
 import os
 from collections.abc import Iterable
 
+from ca.authority import CertificateAuthority
 from orchestrator.endpoints import SOURCE_PREFIX, TOKEN_AREA
 
 ORCHESTRATOR = "tpcbench-orchestrator"
@@ -46,6 +47,11 @@ def dn_prefix(dn: str) -> str:
     if not sep:
         raise ValueError(f"{dn!r} has no CN: cannot derive the DN prefix of its kind")
     return head + sep
+
+
+def hosts_dn_prefix(ca: CertificateAuthority) -> str:
+    """What every host DN `ca` issues begins with: the servers' identity in the grid map."""
+    return dn_prefix(ca.host_subject_dn("node"))
 
 
 def render_xrootd_gridmap(orchestrator_dns: Iterable[str], host_dn_prefix: str) -> str:

@@ -38,7 +38,7 @@ from orchestrator.transfers.phases import PhaseTimeline
 from orchestrator.transfers.process import run_process
 from orchestrator.transfers.record import ErrorClass, ProgressPoint, TransferRecord
 from orchestrator.transfers.root import _SESSION_LOST as XRDCL_SESSION_LOST
-from orchestrator.transfers.root import FAIL_FAST_CONNECT, GSI_CLIENT, gsi_server_names
+from orchestrator.transfers.root import xrdcp_environment
 from orchestrator.transfers.urls import gsiftp_url, https_url, root_url
 
 GFAL_COPY = "gfal-copy"
@@ -107,20 +107,20 @@ def gfal_environment(
     protocol: str,
     creds: ClientCredentials,
     streams: int,
+    src: Endpoint,
+    dst: Endpoint,
     auth: Auth = "x509",
-    servers: tuple[Endpoint, ...] = (),
 ) -> dict[str, str]:
     """The client certificate for every plugin (with tokens only the CA directory: the token
     alone must authorize; but root:// logs in with GSI only, and its token in the URL then
     decides what that login may do in the token area, where the certificate has no rights),
-    and root://'s stream count and fail-fast."""
+    and root://'s GSI login to `src` and `dst`, stream count and fail-fast, as xrdcp's."""
     env = {**credential_env(creds), "GFAL_PYTHONBIN": GFAL_PYTHON}
     if auth == "token" and protocol != "root":
         del env["X509_USER_CERT"], env["X509_USER_KEY"]
     if protocol == "root":
         # XrdCl's error log, as xrdcp -d 1 prints it: tells a lost session from a refused one.
-        env.update(FAIL_FAST_CONNECT, XRD_LOGLEVEL="Error")
-        env.update(GSI_CLIENT, **gsi_server_names(*servers))
+        env.update(xrdcp_environment(creds, src, dst), XRD_LOGLEVEL="Error")
         # `xrdcp --streams S` makes the destination run `xrdcp --server -S S+1`; XrdCl passes
         # this variable on as is, so S+1 gives the destination the same pull as native.
         env["XRD_SUBSTREAMSPERCHANNEL"] = str(streams + 1)
@@ -246,7 +246,7 @@ class Gfal2Tpc(TransferTool):
             return record(False, error_class="auth", message=message)
         urls = (source_url, destination_url)
         env = gfal_environment(
-            self.name, request.creds, request.streams, request.auth, (request.src, request.dst)
+            self.name, request.creds, request.streams, request.src, request.dst, request.auth
         )
         if request.auth == "token":
             try:

@@ -25,14 +25,18 @@ PHASES: tuple[str, ...] = (
 )
 
 
+def _known(phase: str) -> str:
+    if phase not in PHASES:
+        raise ValueError(f"unknown phase {phase!r}; choose one of {', '.join(PHASES)}")
+    return phase
+
+
 class PhaseTimeline:
     """The phases one transfer entered and when; it begins in `first` at `start`."""
 
     def __init__(self, start: float, first: str = "connect") -> None:
-        if first not in PHASES:
-            raise ValueError(f"unknown phase {first!r}; choose one of {', '.join(PHASES)}")
         self.start = start
-        self._marks: list[tuple[str, float]] = [(first, start)]
+        self._marks: list[tuple[str, float]] = [(_known(first), start)]
         self.first_progress: ProgressPoint | None = None
 
     @property
@@ -41,9 +45,7 @@ class PhaseTimeline:
 
     def enter(self, phase: str, at: float) -> None:
         """Phase `phase` began at `at`; a repeat of the current phase changes nothing."""
-        if phase not in PHASES:
-            raise ValueError(f"unknown phase {phase!r}; choose one of {', '.join(PHASES)}")
-        if phase == self.current:
+        if _known(phase) == self.current:
             return
         # Stamps from different sources (a trace hook, pipe reads) may tie or cross by
         # microseconds; a phase never begins before the one it ends.

@@ -56,7 +56,9 @@ def test_environment_carries_our_credentials_and_never_an_ambient_proxy(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("X509_USER_PROXY", "/tmp/x509up_u0")
-    env = gfal_environment("https", CREDS, 4)
+    src = Endpoint("a", "10.99.1.2", host_dn="/CN=a")
+    dst = Endpoint("b", "10.99.2.2", host_dn="/CN=b")
+    env = gfal_environment("https", CREDS, 4, src, dst)
     assert "X509_USER_PROXY" not in env
     assert (env["X509_USER_CERT"], env["X509_USER_KEY"], env["X509_CERT_DIR"]) == (
         "/pki/user.pem",
@@ -65,11 +67,13 @@ def test_environment_carries_our_credentials_and_never_an_ambient_proxy(
     )
     assert env["GFAL_PYTHONBIN"] == "/usr/bin/python3"
     assert "XRD_SUBSTREAMSPERCHANNEL" not in env
-    root = gfal_environment("root", CREDS, 4)
+    root = gfal_environment("root", CREDS, 4, src, dst)
     # xrdcp --streams 4 makes the destination pull with -S 5; the same for gfal2
     assert root["XRD_SUBSTREAMSPERCHANNEL"] == "5"
     assert root["XRD_CONNECTIONRETRY"] == "1"  # a dead server is a prompt connect failure
     assert root["XRD_LOGLEVEL"] == "Error"  # its log tells a lost session from a refusal
+    # GSI as xrdcp logs in: the certificate itself, the two servers' CNs
+    assert (root["XrdSecGSICREATEPROXY"], root["XrdSecGSISRVNAMES"]) == ("0", "a|b")
 
 
 @pytest.mark.parametrize(

@@ -92,7 +92,7 @@ def test_https_runs_the_driver_with_gfal_copys_arguments_and_tokens_in_the_envir
     assert driven[5:] == argv[1:] and not any("eyJ" in part for part in driven)
     env = bearer_copy_environment({"https://a/s": "t1", "https://b/d": "t2"})
     assert json.loads(env[TOKENS_VARIABLE]) == {"https://a/s": "t1", "https://b/d": "t2"}
-    token_env = gfal_environment("https", creds, 2, "token")
+    token_env = gfal_environment("https", creds, 2, SRC, DST, "token")
     assert "X509_USER_CERT" not in token_env and "X509_USER_KEY" not in token_env
     assert token_env["X509_CERT_DIR"] == str(creds.certdir)  # still verifies the servers
 
