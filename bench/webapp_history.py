@@ -140,6 +140,8 @@ def load_history(url: str, nodes: int, days: int) -> None:
                         m["finished"],
                         services.payload_fingerprint(m),
                         m["finished"],
+                        "x509",
+                        "native",
                     ]
                 )
                 for t in m["transfers"]:
@@ -155,18 +157,20 @@ def load_history(url: str, nodes: int, days: int) -> None:
                             t["outcome"],
                             t["error_class"],
                             t["message"],
+                            "{}",
                         ]
                     )
             with cursor.copy(
                 "COPY results_measurement (id, uuid, campaign_id, src_id, dst_id, protocol, "
                 "streams, transfer_count, file_size, rtt_ms, throughput_gbps, makespan_gbps, "
-                "succeeded, failed, started, finished, payload_sha256, received) FROM STDIN"
+                "succeeded, failed, started, finished, payload_sha256, received, auth, client) "
+                "FROM STDIN"
             ) as copy:
                 for row in m_rows:
                     copy.write_row(row)
             with cursor.copy(
                 'COPY results_transfer (id, measurement_id, index, start, "end", bytes, '
-                "outcome, error_class, message) FROM STDIN"
+                "outcome, error_class, message, phases) FROM STDIN"
             ) as copy:
                 for row in t_rows:
                     copy.write_row(row)
