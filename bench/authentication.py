@@ -48,6 +48,7 @@ from orchestrator.lab.temporary import temporary_lab
 from orchestrator.lab.topology import NETNS
 from orchestrator.measurement.record import MeasurementRecord
 from orchestrator.measurement.run import run_measurement
+from orchestrator.measurement.spec import MeasurementRequest
 from orchestrator.sizes import format_size
 from orchestrator.transfers import TransferTool, transfer_tool
 
@@ -110,7 +111,10 @@ def bench(
                 src, dst = servers[side]
                 record = asyncio.run(
                     run_measurement(
-                        src, dst, case.protocol, case.streams, args.transfers, args.file_size,
+                        MeasurementRequest.between(
+                            src, dst, case.protocol, case.streams,
+                            transfers=args.transfers, file_size=args.file_size,
+                        ),
                         creds=creds, tool=tools(case.protocol)[side], measure_latency=False,
                     )
                 )  # fmt: skip

@@ -46,6 +46,7 @@ from side_by_side import (
 from orchestrator.endpoints import ClientCredentials, Endpoint
 from orchestrator.measurement.record import throughput_gbps
 from orchestrator.measurement.run import run_measurement
+from orchestrator.measurement.spec import MeasurementRequest
 from orchestrator.sizes import format_size
 
 NETWORK = bench_network("tpcgb", 155)
@@ -80,10 +81,10 @@ async def run_client(
     client: str, protocol: str, src: Endpoint, dst: Endpoint, creds: ClientCredentials,
     size: int, streams: int, transfers: int,
 ) -> tuple[list[float], list[str]]:  # fmt: skip
-    record = await run_measurement(
-        src, dst, protocol, streams, transfers, size, creds=creds, client=client,
-        measure_latency=False,
-    )  # fmt: skip
+    request = MeasurementRequest.between(
+        src, dst, protocol, streams, client=client, transfers=transfers, file_size=size
+    )
+    record = await run_measurement(request, creds=creds, measure_latency=False)
     failed = [t for t in record.transfers if not t.succeeded]
     failures = [f"{client}: {t.error_class} {t.message}" for t in failed]
     return [t.duration for t in record.successful], failures

@@ -35,6 +35,7 @@ from side_by_side import bench_network, cpu_seconds, on_a_lab_pair, run_bare
 from orchestrator.endpoints import ClientCredentials, Endpoint
 from orchestrator.measurement.record import makespan_gbps, throughput_gbps
 from orchestrator.measurement.run import run_measurement
+from orchestrator.measurement.spec import MeasurementRequest
 from orchestrator.sizes import format_size, parse_size
 
 TARGET = 0.97
@@ -86,9 +87,10 @@ async def run_ours(
     protocol: str, src: Endpoint, dst: Endpoint, creds: ClientCredentials, size: int,
     streams: int, transfers: int,
 ) -> tuple[float, float, list[str]]:  # fmt: skip
-    record = await run_measurement(
-        src, dst, protocol, streams, transfers, size, creds=creds, measure_latency=False
+    request = MeasurementRequest.between(
+        src, dst, protocol, streams, transfers=transfers, file_size=size
     )
+    record = await run_measurement(request, creds=creds, measure_latency=False)
     failures = [
         f"{protocol} ours: {t.error_class} {t.message}" for t in record.transfers if not t.succeeded
     ]

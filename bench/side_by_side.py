@@ -22,6 +22,7 @@ from orchestrator.lab.temporary import temporary_lab
 from orchestrator.lab.topology import NETNS, LabNetwork
 from orchestrator.sizes import parse_size
 from orchestrator.transfers import DEFAULT_TIMEOUT
+from orchestrator.transfers.base import TransferRequest
 from orchestrator.transfers.gridftp import credential_env, globus_url_copy_argv
 from orchestrator.transfers.https import delete_https, tpc_headers
 from orchestrator.transfers.macaroons import DOWNLOAD, MACAROON_REQUEST, macaroon_request
@@ -99,10 +100,11 @@ def bare_argv(
 ) -> list[str]:  # fmt: skip
     """The command an operator would type, with the options our native tool uses; an https
     COPY passes on the source's `macaroon` (None: the source leg goes anonymous)."""
+    copy = TransferRequest(src, dst, source_name(size), name, streams, creds)
     if protocol == "gridftp":
-        return globus_url_copy_argv(src, dst, source_name(size), name, streams)
+        return globus_url_copy_argv(copy)
     if protocol == "root":
-        return xrdcp_argv(src, dst, source_name(size), name, streams)
+        return xrdcp_argv(copy)
     headers = tpc_headers(https_url(src, source_name(size)), None, streams)
     if macaroon is not None:
         headers["TransferHeaderAuthorization"] = f"Bearer {macaroon}"

@@ -13,8 +13,10 @@ import asyncio
 import itertools
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import MISSING, dataclass, fields
+from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
+
+from orchestrator.measurement.spec import MeasurementSpec
 
 DEFAULT_PROTOCOLS: tuple[str, ...] = ("https", "gridftp")
 DEFAULT_STREAMS: tuple[int, ...] = (8, 1)
@@ -22,36 +24,6 @@ DEFAULT_STREAMS: tuple[int, ...] = (8, 1)
 
 class _Named(Protocol):
     name: str
-
-
-@dataclass(frozen=True)
-class MeasurementSpec:
-    """One measurement to take: K transfers src -> dst with one protocol and stream count.
-
-    Every field after src and dst is a dimension a campaign varies (`plan_measurements`);
-    a new one is a field here, with a default, and its values in `CampaignSettings`."""
-
-    src: str
-    dst: str
-    protocol: str
-    streams: int
-    auth: str = "x509"
-    client: str = "native"
-
-    @property
-    def nodes(self) -> frozenset[str]:
-        return frozenset((self.src, self.dst))
-
-    @property
-    def key(self) -> str:
-        """src->dst/protocol/streams (and any further dimension), for logs and errors."""
-        # a dimension at its default (x509, native) is left out: the paper's key stays short
-        values = [
-            str(getattr(self, f.name))
-            for f in fields(self)[2:]
-            if f.default is MISSING or getattr(self, f.name) != f.default
-        ]
-        return f"{self.src}->{self.dst}/" + "/".join(values)
 
 
 def _name(node: str | _Named) -> str:

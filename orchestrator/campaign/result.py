@@ -8,9 +8,9 @@ import uuid as uuidlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from orchestrator.campaign.planner import MeasurementSpec
 from orchestrator.campaign.rtt_check import RttCheck
 from orchestrator.measurement.record import MeasurementRecord
+from orchestrator.measurement.spec import MeasurementSpec
 from orchestrator.transfers.record import Clock, TransferRecord
 
 

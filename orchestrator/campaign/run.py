@@ -25,10 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.campaign.journal import CampaignJournal, campaign_payload, campaigns_dir
-from orchestrator.campaign.planner import (
-    MeasurementSpec,
-    NodeDisjointTasks,
-)
+from orchestrator.campaign.planner import NodeDisjointTasks
 from orchestrator.campaign.result import CampaignProgress, CampaignResult, failed_record
 from orchestrator.campaign.rtt_check import RttCheck, check_pair_rtts
 from orchestrator.campaign.settings import CampaignSettings
@@ -36,6 +33,7 @@ from orchestrator.endpoints import ClientCredentials, Endpoint
 from orchestrator.errors import UserError
 from orchestrator.latency import measure_rtt, rtt_origin
 from orchestrator.measurement.run import run_measurement
+from orchestrator.measurement.spec import MeasurementRequest, MeasurementSpec
 from orchestrator.prelim.baseline import Baseline, check_baseline_possible, measure_baseline
 from orchestrator.report.reporter import Reporter
 from orchestrator.transfers.record import iso
@@ -67,7 +65,8 @@ async def wait_until_set(stop: threading.Event) -> None:
 class Campaign:
     """One campaign, run once; never raises for a failed transfer or a vanished node.
 
-    `measure` is awaited (a plain function's record is taken as is); `rtt` is awaited;
+    `measure` takes a `MeasurementRequest` and the options (`run_measurement`'s); it is
+    awaited (a plain function's record is taken as is); `rtt` is awaited;
     `link_baseline` blocks (it runs in a thread). `progress` is called after each measurement.
     """
 
@@ -213,18 +212,9 @@ class Campaign:
         rtt_ms = await self._pair_rtt(src, dst)
         await self._pair_baseline(src, dst)
         settings = self.settings
+        request = MeasurementRequest(spec, src, dst, settings.transfers, settings.file_size)
         outcome = self.measure(
-            src,
-            dst,
-            spec.protocol,
-            spec.streams,
-            settings.transfers,
-            settings.file_size,
-            campaign=self.uuid,
-            measure_latency=False,
-            auth=spec.auth,
-            client=spec.client,
-            **self.measure_options,
+            request, campaign=self.uuid, measure_latency=False, **self.measure_options
         )
         record = await outcome if inspect.isawaitable(outcome) else outcome
         record.rtt_ms = rtt_ms

@@ -23,7 +23,8 @@ from rich.table import Table
 from orchestrator.endpoints import DEFAULT_PORTS, ClientCredentials, Endpoint
 from orchestrator.errors import UserError
 from orchestrator.measurement.record import MeasurementRecord
-from orchestrator.measurement.run import DEFAULT_FILE_SIZE, DEFAULT_TRANSFERS, run_measurement
+from orchestrator.measurement.run import run_measurement
+from orchestrator.measurement.spec import DEFAULT_FILE_SIZE, DEFAULT_TRANSFERS, MeasurementRequest
 from orchestrator.sizes import format_size, parse_size
 from orchestrator.transfers import (
     CLIENTS,
@@ -112,6 +113,13 @@ def measure(args: argparse.Namespace) -> int:
             f"--auth {args.auth} does not work with --protocol {args.protocol} "
             f"--client {args.client}; it takes: {', '.join(tool.auths)}"
         )
+    try:
+        request = MeasurementRequest.between(
+            src, dst, args.protocol, args.streams,
+            auth=args.auth, client=args.client, transfers=args.transfers, file_size=file_size,
+        )  # fmt: skip
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
     if args.auth == "token" and creds.tokens is None:
         raise UserError(
             "--auth token needs the lab's token issuer, and this lab has none; restart it: "
@@ -124,18 +132,12 @@ def measure(args: argparse.Namespace) -> int:
     with LiveProgress(console, args.transfers, file_size) as live:
         record = asyncio.run(
             run_measurement(
-                src,
-                dst,
-                args.protocol,
-                args.streams,
-                args.transfers,
-                file_size,
+                request,
                 creds=creds,
                 timeout=args.timeout,
                 tool=tool,
                 keep_files=args.keep_files,
                 on_progress=live.update,
-                auth=args.auth,
             )
         )
     if args.json:

@@ -20,6 +20,7 @@ from typing import Any
 
 from orchestrator.endpoints import ClientCredentials, Endpoint
 from orchestrator.measurement.run import run_measurement
+from orchestrator.measurement.spec import MeasurementRequest
 from orchestrator.prelim.copies import copy_concurrently
 from orchestrator.servers.source_file import ensure_source_file
 from orchestrator.transfers.record import iso
@@ -71,10 +72,12 @@ async def measure_point(
         source, _ = ensure_source_file(pair.a_data, file_size)
         summary = await copy_concurrently(source, pair.b_data, copies)
     else:
+        request = MeasurementRequest.between(
+            pair.a, pair.b, method, streams, transfers=copies, file_size=file_size
+        )
         record = await run_measurement(
-            pair.a, pair.b, method, streams, copies, file_size,
-            creds=pair.creds, timeout=timeout, measure_latency=False,
-        )  # fmt: skip
+            request, creds=pair.creds, timeout=timeout, measure_latency=False
+        )
         # a copy left behind fills the memory the guard counted on: said like a failure
         failures = [t.message for t in record.transfers if t.outcome != "success"]
         failures += [f"not cleaned up: {e}" for e in record.cleanup_errors]

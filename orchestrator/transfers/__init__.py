@@ -59,16 +59,23 @@ def transfer_tool(
         raise ValueError(f"the native {protocol} tool takes no option {named}") from None
 
 
+def auth_refusal(tool: TransferTool, auth: str) -> str | None:
+    """None when `tool` can authorize with `auth`, else why not, in one line."""
+    if auth not in AUTH_MODES:
+        return f"unknown auth {auth!r}; choose one of {', '.join(AUTH_MODES)}"
+    if auth not in tool.auths:
+        how, takes = f"{tool.name} by the {client_of(tool)} client", ", ".join(tool.auths)
+        return f"{how} with {auth}: it authorizes with {takes} only"
+    return None
+
+
 def unsupported_reason(protocol: str, client: str, auth: str) -> str | None:
     """None when (protocol, client, auth) can be measured, else why not, in one line."""
     try:
         tool = transfer_tool(protocol, client)
     except ValueError as exc:
         return str(exc)
-    if auth not in tool.auths:
-        takes = ", ".join(tool.auths)
-        return f"{protocol} by the {client} client with {auth}: it authorizes with {takes} only"
-    return None
+    return auth_refusal(tool, auth)
 
 
 def client_of(tool: TransferTool) -> str:
@@ -92,6 +99,7 @@ __all__ = [
     "TransferRecord",
     "TransferTool",
     "XrootdTpc",
+    "auth_refusal",
     "client_of",
     "transfer_tool",
     "unsupported_reason",

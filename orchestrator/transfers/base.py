@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from orchestrator.endpoints import ClientCredentials, Endpoint
@@ -23,7 +23,12 @@ AUTH_MODES: tuple[str, ...] = ("x509", "token")
 
 @dataclass(frozen=True)
 class TransferRequest:
-    """One copy a tool is asked to make: what `TransferTool.run` was given."""
+    """One copy a tool is asked to make: `src_path` on `src` to `dst_path` on `dst`.
+
+    Paths are names under the endpoints' data roots (e.g. `source_name(size)`). `size` is the
+    expected byte count, reported as the record's bytes when the protocol says success;
+    `index` names the copy among a measurement's K; `auth` is one of the tool's `auths`.
+    """
 
     src: Endpoint
     dst: Endpoint
@@ -31,90 +36,93 @@ class TransferRequest:
     dst_path: str
     streams: int
     creds: ClientCredentials
-    timeout: float
-    index: int
-    size: int | None
-    clock: Clock
-    on_progress: ProgressCallback | None
-    auth: Auth
+    timeout: float = DEFAULT_TIMEOUT
+    index: int = 0
+    size: int | None = None
+    clock: Clock = field(default_factory=Clock)
+    on_progress: ProgressCallback | None = None
+    auth: Auth = "x509"
 
 
 class TransferTool(ABC):
-    """Copies `src_path` on `src` to `dst_path` on `dst` by third-party copy.
+    """Copies what a `TransferRequest` names by third-party copy.
 
-    Paths are names under the endpoints' data roots (e.g. `source_name(size)`). `run` never
-    raises for a failed transfer: the failure is returned as data in the record. `size` is
-    the expected byte count, reported as the record's bytes when the protocol says success.
-    `auth` is one of the tool's `auths`. A tool implements `copy`, which gets the request.
+    `copy` never raises for a failed transfer: the failure is returned as data in the record.
     """
 
     name: str
     auths: tuple[str, ...] = ("x509",)
-
-    async def run(
-        self,
-        src: Endpoint,
-        dst: Endpoint,
-        src_path: str,
-        dst_path: str,
-        streams: int,
-        creds: ClientCredentials,
-        timeout: float = DEFAULT_TIMEOUT,
-        *,
-        index: int = 0,
-        size: int | None = None,
-        clock: Clock | None = None,
-        on_progress: ProgressCallback | None = None,
-        auth: Auth = "x509",
-    ) -> TransferRecord:
-        request = TransferRequest(
-            src, dst, src_path, dst_path, streams, creds, timeout,
-            index, size, clock or Clock(), on_progress, auth,
-        )  # fmt: skip
-        return await self.copy(request)
 
     @abstractmethod
     async def copy(self, request: TransferRequest) -> TransferRecord:
         """The copy itself; never raises for a failed transfer."""
 
 
-def build_record(
-    *,
-    index: int,
-    protocol: str,
-    source_url: str,
-    destination_url: str,
-    clock: Clock,
-    start: float,
-    end: float,
-    succeeded: bool,
-    size: int | None,
-    moved: int,
-    error_class: ErrorClass | None = None,
-    message: str = "",
-    progress: list[ProgressPoint] | None = None,
-    timeline: PhaseTimeline | None = None,
-) -> TransferRecord:
-    """A record from what a tool observed; on success the bytes are the expected size.
+@dataclass
+class TransferObservation:
+    """What a tool sees of one copy as it happens, turned into its record at the end.
 
-    `timeline` holds the phases the tool stamped; without one the record has no phases.
+    It begins at `start` (monotonic, the request's clock); `timeline` gets the phases the
+    tool stamps; `progressed` keeps a progress point and tells the request's `on_progress`.
     """
-    return TransferRecord(
-        index=index,
-        protocol=protocol,
-        source_url=source_url,
-        destination_url=destination_url,
-        start=start,
-        end=end,
-        started=clock.wall(start),
-        ended=clock.wall(end),
-        bytes=size if succeeded and size is not None else moved,
-        outcome="success" if succeeded else "failure",
-        error_class=None if succeeded else (error_class or "remote-failure"),
-        # A whole stderr dump does not belong in the database, nor the NUL xrdcp ends its
-        # error with (PostgreSQL text cannot hold it; the webapp refuses the record).
-        message=message.replace("\x00", "")[:2000],
-        progress=progress or [],
-        phases=timeline.durations(end) if timeline is not None else {},
-        first_progress=timeline.first_progress if timeline is not None else None,
-    )
+
+    request: TransferRequest
+    protocol: str
+    source_url: str
+    destination_url: str
+    start: float
+    timeline: PhaseTimeline
+    progress: list[ProgressPoint] = field(default_factory=list)
+
+    @classmethod
+    def begin(
+        cls,
+        request: TransferRequest,
+        protocol: str,
+        source_url: str,
+        destination_url: str,
+        first_phase: str = "connect",
+    ) -> TransferObservation:
+        start = request.clock.now()
+        timeline = PhaseTimeline(start, first_phase)
+        return cls(request, protocol, source_url, destination_url, start, timeline)
+
+    def progressed(self, moved: int, at: float | None = None) -> None:
+        """`moved` bytes have moved by `at` (now when not given)."""
+        at = self.request.clock.now() if at is None else at
+        self.progress.append(ProgressPoint(at - self.start, moved))
+        if self.request.on_progress is not None:
+            self.request.on_progress(self.request.index, moved)
+
+    def record(
+        self,
+        succeeded: bool,
+        *,
+        error_class: ErrorClass | None = None,
+        message: str = "",
+        moved: int | None = None,
+    ) -> TransferRecord:
+        """The record, ending now; on success the bytes are the expected size, else `moved`
+        (by default the last progress point's count)."""
+        request, end = self.request, self.request.clock.now()
+        if moved is None:
+            moved = self.progress[-1].bytes if self.progress else 0
+        return TransferRecord(
+            index=request.index,
+            protocol=self.protocol,
+            source_url=self.source_url,
+            destination_url=self.destination_url,
+            start=self.start,
+            end=end,
+            started=request.clock.wall(self.start),
+            ended=request.clock.wall(end),
+            bytes=request.size if succeeded and request.size is not None else moved,
+            outcome="success" if succeeded else "failure",
+            error_class=None if succeeded else (error_class or "remote-failure"),
+            # A whole stderr dump does not belong in the database, nor the NUL xrdcp ends its
+            # error with (PostgreSQL text cannot hold it; the webapp refuses the record).
+            message=message.replace("\x00", "")[:2000],
+            progress=self.progress,
+            phases=self.timeline.durations(end),
+            first_progress=self.timeline.first_progress,
+        )

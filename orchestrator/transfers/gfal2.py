@@ -19,9 +19,9 @@ from orchestrator.errors import UserError
 from orchestrator.transfers.base import (
     DEFAULT_TIMEOUT,
     Auth,
+    TransferObservation,
     TransferRequest,
     TransferTool,
-    build_record,
 )
 from orchestrator.transfers.error_classes import classify_message, outcome_of
 from orchestrator.transfers.gfal2_tokens import (
@@ -34,9 +34,8 @@ from orchestrator.transfers.gfal2_tokens import (
 )
 from orchestrator.transfers.gridftp import credential_env
 from orchestrator.transfers.https import Mode
-from orchestrator.transfers.phases import PhaseTimeline
 from orchestrator.transfers.process import run_process
-from orchestrator.transfers.record import ErrorClass, ProgressPoint, TransferRecord
+from orchestrator.transfers.record import ErrorClass, TransferRecord
 from orchestrator.transfers.root import _SESSION_LOST as XRDCL_SESSION_LOST
 from orchestrator.transfers.root import xrdcp_environment
 from orchestrator.transfers.urls import gsiftp_url, https_url, root_url
@@ -197,30 +196,14 @@ class Gfal2Tpc(TransferTool):
             to_url(request.src, request.src_path),
             to_url(request.dst, request.dst_path),
         )
-        progress: list[ProgressPoint] = []
         copy_done = False
-        start = request.clock.now()
         # gfal-copy says nothing before its first progress line: its start-up, stats,
         # connections and the COPY request are one setup phase ("request").
-        timeline = PhaseTimeline(start)
-        timeline.enter("request", start)
+        seen = TransferObservation.begin(request, self.name, source_url, destination_url)
+        seen.timeline.enter("request", seen.start)
 
         def record(succeeded: bool, **outcome: str | None) -> TransferRecord:
-            return build_record(
-                index=request.index,
-                protocol=self.name,
-                source_url=source_url,
-                destination_url=destination_url,
-                clock=request.clock,
-                start=start,
-                end=request.clock.now(),
-                succeeded=succeeded,
-                size=request.size,
-                moved=progress[-1].bytes if progress else 0,
-                progress=progress,
-                timeline=timeline,
-                **outcome,  # type: ignore[arg-type]
-            )
+            return seen.record(succeeded, **outcome)  # type: ignore[arg-type]
 
         if self.name == "root" and request.streams > MAX_ROOT_STREAMS:
             message = f"root:// TPC takes at most {MAX_ROOT_STREAMS} streams, not {request.streams}"
@@ -231,15 +214,13 @@ class Gfal2Tpc(TransferTool):
             now = request.clock.now()
             if not copy_done and _COPY_DONE.match(line):
                 copy_done = True
-                timeline.enter("close", now)  # the copy is done: gfal-copy winds down
+                seen.timeline.enter("close", now)  # the copy is done: gfal-copy winds down
             match = _MONITOR.match(line)
             if match is None:
                 return
             moved = int(match.group(1))
-            timeline.begin_streaming(now, moved)
-            progress.append(ProgressPoint(now - start, moved))
-            if request.on_progress is not None:
-                request.on_progress(request.index, moved)
+            seen.timeline.begin_streaming(now, moved)
+            seen.progressed(moved, now)
 
         if request.auth not in self.auths:
             message = f"gfal2 cannot pass {request.auth} authorization over {self.name}"

@@ -11,13 +11,12 @@ from __future__ import annotations
 import os
 import re
 
-from orchestrator.endpoints import ClientCredentials, Endpoint
-from orchestrator.transfers.base import TransferRequest, TransferTool, build_record
+from orchestrator.endpoints import ClientCredentials
+from orchestrator.transfers.base import TransferObservation, TransferRequest, TransferTool
 from orchestrator.transfers.error_classes import outcome_of
 from orchestrator.transfers.gridftp_transcript import GridftpTranscript, without_transcript
-from orchestrator.transfers.phases import PhaseTimeline
 from orchestrator.transfers.process import run_process
-from orchestrator.transfers.record import ProgressPoint, TransferRecord
+from orchestrator.transfers.record import TransferRecord
 from orchestrator.transfers.urls import gsiftp_url
 
 # `-vb` prints e.g. "    8388608 bytes        8.00 MB/sec avg        8.00 MB/sec inst".
@@ -36,11 +35,7 @@ def credential_env(creds: ClientCredentials) -> dict[str, str]:
 
 
 def globus_url_copy_argv(
-    src: Endpoint,
-    dst: Endpoint,
-    src_path: str,
-    dst_path: str,
-    streams: int,
+    request: TransferRequest,
     *,
     dcau: bool = False,
     tcp_buffer: str | None = None,
@@ -48,7 +43,8 @@ def globus_url_copy_argv(
     transcript: bool = True,
 ) -> list[str]:
     """The exact command line; the fidelity bench runs the same one bare."""
-    argv = ["globus-url-copy", "-fast", "-p", str(streams)]
+    src, dst = request.src, request.dst
+    argv = ["globus-url-copy", "-fast", "-p", str(request.streams)]
     if progress:
         argv.append("-vb")
     if transcript:
@@ -62,7 +58,7 @@ def globus_url_copy_argv(
         argv += ["-ss", src.host_dn]
     if dst.host_dn:
         argv += ["-ds", dst.host_dn]
-    return [*argv, gsiftp_url(src, src_path), gsiftp_url(dst, dst_path)]
+    return [*argv, gsiftp_url(src, request.src_path), gsiftp_url(dst, request.dst_path)]
 
 
 class GridFtpTpc(TransferTool):
@@ -76,48 +72,23 @@ class GridFtpTpc(TransferTool):
         self.tcp_buffer = tcp_buffer
 
     async def copy(self, request: TransferRequest) -> TransferRecord:
-        argv = globus_url_copy_argv(
-            request.src,
-            request.dst,
-            request.src_path,
-            request.dst_path,
-            request.streams,
-            dcau=self.dcau,
-            tcp_buffer=self.tcp_buffer,
-        )
-        progress: list[ProgressPoint] = []
-        start = request.clock.now()
-        timeline = PhaseTimeline(start)
+        argv = globus_url_copy_argv(request, dcau=self.dcau, tcp_buffer=self.tcp_buffer)
+        seen = TransferObservation.begin(request, self.name, argv[-2], argv[-1])
 
         def on_line(line: str) -> None:
             match = _VB_PROGRESS.match(line)
-            if match is None:
-                return
-            moved = int(match.group(1))
-            progress.append(ProgressPoint(request.clock.now() - start, moved))
-            if request.on_progress is not None:
-                request.on_progress(request.index, moved)
+            if match is not None:
+                seen.progressed(int(match.group(1)))
 
         result = await run_process(
             argv,
             env=credential_env(request.creds),
             timeout=request.timeout,
             on_stdout_line=on_line,
-            on_stderr_line=GridftpTranscript(timeline, request.clock).feed,
+            on_stderr_line=GridftpTranscript(seen.timeline, request.clock).feed,
         )
-        end = request.clock.now()
         verdict = without_transcript(result.stderr)
-        return build_record(
-            index=request.index,
-            protocol=self.name,
-            source_url=argv[-2],
-            destination_url=argv[-1],
-            clock=request.clock,
-            start=start,
-            end=end,
-            succeeded=result.returncode == 0 and not result.timed_out,
-            size=request.size,
-            moved=progress[-1].bytes if progress else 0,
-            timeline=timeline,
+        return seen.record(
+            result.returncode == 0 and not result.timed_out,
             **outcome_of(result.returncode, result.timed_out, verdict, request.timeout),
         )

@@ -15,16 +15,15 @@ from ca.tokens import TokenError
 from orchestrator.endpoints import ClientCredentials, Endpoint
 from orchestrator.transfers.base import (
     Auth,
-    ProgressCallback,
+    TransferObservation,
     TransferRequest,
     TransferTool,
-    build_record,
 )
 from orchestrator.transfers.error_classes import classify_http_status, classify_message
 from orchestrator.transfers.macaroons import DOWNLOAD, UPLOAD, MacaroonError, request_macaroon
 from orchestrator.transfers.perf_markers import PerfMarkerParser
 from orchestrator.transfers.phases import PhaseTimeline
-from orchestrator.transfers.record import Clock, ErrorClass, ProgressPoint, TransferRecord
+from orchestrator.transfers.record import Clock, ErrorClass, TransferRecord
 from orchestrator.transfers.token_headers import copy_token_headers, delete_token_header
 from orchestrator.transfers.urls import https_url
 
@@ -118,8 +117,6 @@ class HttpsTpc(TransferTool):
         else:
             target, headers = source_url, tpc_headers(None, destination_url, request.streams)
             other_leg = (destination_url, UPLOAD)
-        parser = PerfMarkerParser()
-        progress: list[ProgressPoint] = []
         # Tokens are minted before the clock starts: signing is ours, not the transfer's.
         tokens: dict[str, str] | TokenError = {}
         if request.auth == "token":
@@ -135,10 +132,16 @@ class HttpsTpc(TransferTool):
                 )
             except TokenError as exc:
                 tokens = exc
-        start = request.clock.now()
         # x509: the copy begins with the macaroon for the other leg (_authorize_other_leg)
         authorize = request.auth == "x509" and self.other_leg == "macaroon"
-        timeline = PhaseTimeline(start, "authorize" if authorize else "connect")
+        seen = TransferObservation.begin(
+            request,
+            self.name,
+            source_url,
+            destination_url,
+            first_phase="authorize" if authorize else "connect",
+        )
+        parser = PerfMarkerParser()
         succeeded, error_class, message = False, None, ""
         try:
             if isinstance(tokens, TokenError):
@@ -146,21 +149,8 @@ class HttpsTpc(TransferTool):
             headers = {**headers, **tokens}
             async with asyncio.timeout(request.timeout):
                 if authorize:
-                    headers = await self._authorize_other_leg(
-                        request.creds, other_leg, headers, timeline, request.clock, request.timeout
-                    )
-                succeeded, error_class, message = await self._copy(
-                    request.creds,
-                    request.auth,
-                    target,
-                    headers,
-                    parser,
-                    progress,
-                    timeline,
-                    request.clock,
-                    request.index,
-                    request.on_progress,
-                )
+                    headers = await self._authorize_other_leg(seen, other_leg, headers)
+                succeeded, error_class, message = await self._copy(seen, target, headers, parser)
         except TimeoutError:
             error_class, message = "timeout", f"no verdict within the {request.timeout:g} s timeout"
         except httpx.ConnectTimeout as exc:
@@ -182,63 +172,38 @@ class HttpsTpc(TransferTool):
             error_class, message = "auth", f"tokens: {exc}"
         except MacaroonError as exc:
             error_class, message = "auth", str(exc)
-        end = request.clock.now()
-        return build_record(
-            index=request.index,
-            protocol=self.name,
-            source_url=source_url,
-            destination_url=destination_url,
-            clock=request.clock,
-            start=start,
-            end=end,
-            succeeded=succeeded,
-            size=request.size,
-            moved=parser.total_bytes,
-            error_class=error_class,
-            message=message,
-            progress=progress,
-            timeline=timeline,
+        return seen.record(
+            succeeded, error_class=error_class, message=message, moved=parser.total_bytes
         )
 
     async def _authorize_other_leg(
-        self,
-        creds: ClientCredentials,
-        other_leg: tuple[str, str],
-        headers: dict[str, str],
-        timeline: PhaseTimeline,
-        clock: Clock,
-        timeout: float,
+        self, seen: TransferObservation, other_leg: tuple[str, str], headers: dict[str, str]
     ) -> dict[str, str]:
         """x509: a macaroon from the other server (macaroons.py) for its leg, timed as the
         transfer's `authorize` phase; the COPY's own connection starts afterwards."""
         url, activity = other_leg
+        request = seen.request
         async with httpx.AsyncClient(
-            verify=client_ssl_context(creds, "x509"),
+            verify=client_ssl_context(request.creds, "x509"),
             timeout=httpx.Timeout(CONNECT_TIMEOUT),
         ) as client:
-            macaroon = await request_macaroon(client, url, activity, timeout)
-        timeline.enter("connect", clock.now())
+            macaroon = await request_macaroon(client, url, activity, request.timeout)
+        seen.timeline.enter("connect", request.clock.now())
         return {**headers, "TransferHeaderAuthorization": f"Bearer {macaroon}"}
 
     async def _copy(
         self,
-        creds: ClientCredentials,
-        auth: Auth,
+        seen: TransferObservation,
         target: str,
         headers: dict[str, str],
         parser: PerfMarkerParser,
-        progress: list[ProgressPoint],
-        timeline: PhaseTimeline,
-        clock: Clock,
-        index: int,
-        on_progress: ProgressCallback | None,
     ) -> tuple[bool, ErrorClass | None, str]:
-        start = timeline.start
+        request, timeline, clock = seen.request, seen.timeline, seen.request.clock
         response_at: list[float] = []
         trace = phase_trace(timeline, clock, response_at)
         async with (
             httpx.AsyncClient(
-                verify=client_ssl_context(creds, auth),
+                verify=client_ssl_context(request.creds, request.auth),
                 timeout=httpx.Timeout(None, connect=CONNECT_TIMEOUT),
             ) as client,
             client.stream("COPY", target, headers=headers, extensions={"trace": trace}) as response,
@@ -250,9 +215,7 @@ class HttpsTpc(TransferTool):
                 timeline.begin_streaming(response_at[-1] if response_at else clock.now())
             async for text in response.aiter_text():
                 for _marker in parser.feed(text):
-                    progress.append(ProgressPoint(clock.now() - start, parser.total_bytes))
-                    if on_progress is not None:
-                        on_progress(index, parser.total_bytes)
+                    seen.progressed(parser.total_bytes)
             parser.close()
             timeline.enter("close", clock.now())  # the verdict is in: only teardown is left
         if response.status_code >= 300:

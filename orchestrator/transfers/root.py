@@ -5,10 +5,9 @@ from __future__ import annotations
 import re
 
 from orchestrator.endpoints import ClientCredentials, Endpoint
-from orchestrator.transfers.base import TransferRequest, TransferTool, build_record
+from orchestrator.transfers.base import TransferObservation, TransferRequest, TransferTool
 from orchestrator.transfers.error_classes import outcome_of
 from orchestrator.transfers.gridftp import credential_env
-from orchestrator.transfers.phases import PhaseTimeline
 from orchestrator.transfers.process import run_process
 from orchestrator.transfers.record import TransferRecord
 from orchestrator.transfers.urls import root_url
@@ -57,9 +56,7 @@ def xrdcp_outcome(returncode: int | None, timed_out: bool, stderr: str, timeout:
     return outcome
 
 
-def xrdcp_argv(
-    src: Endpoint, dst: Endpoint, src_path: str, dst_path: str, streams: int
-) -> list[str]:
+def xrdcp_argv(request: TransferRequest) -> list[str]:
     """`--tpc only` fails rather than fall back to copying through this client."""
     return [
         "xrdcp",
@@ -72,9 +69,9 @@ def xrdcp_argv(
         # its errors tell a lost session from a refused connection.
         "2",
         "--streams",
-        str(streams),
-        root_url(src, src_path),
-        root_url(dst, dst_path),
+        str(request.streams),
+        root_url(request.src, request.src_path),
+        root_url(request.dst, request.dst_path),
     ]
 
 
@@ -89,30 +86,15 @@ class XrootdTpc(TransferTool):
     auths: tuple[str, ...] = ("x509",)  # the client certificate (or its proxy) only
 
     async def copy(self, request: TransferRequest) -> TransferRecord:
-        argv = xrdcp_argv(
-            request.src, request.dst, request.src_path, request.dst_path, request.streams
-        )
-        start = request.clock.now()
-        timeline = PhaseTimeline(start)
+        argv = xrdcp_argv(request)
+        seen = TransferObservation.begin(request, self.name, argv[-2], argv[-1])
         result = await run_process(
             argv,
             env=xrdcp_environment(request.creds, request.src, request.dst),
             timeout=request.timeout,
-            on_stderr_line=XrdclLog(timeline, request.clock).feed,
+            on_stderr_line=XrdclLog(seen.timeline, request.clock).feed,
         )
-        end = request.clock.now()
-        succeeded = result.returncode == 0 and not result.timed_out
-        return build_record(
-            index=request.index,
-            protocol=self.name,
-            source_url=argv[-2],
-            destination_url=argv[-1],
-            clock=request.clock,
-            start=start,
-            end=end,
-            succeeded=succeeded,
-            size=request.size,
-            moved=0,
-            timeline=timeline,
+        return seen.record(
+            result.returncode == 0 and not result.timed_out,
             **xrdcp_outcome(result.returncode, result.timed_out, result.stderr, request.timeout),
         )

@@ -37,7 +37,8 @@ from orchestrator.lab.datafiles import lab_data_dir
 from orchestrator.lab.network import existing_namespaces
 from orchestrator.lab.podman_runtime import podman
 from orchestrator.lab.run_record import LabRun
-from orchestrator.measurement.run import destination_name, run_measurement
+from orchestrator.measurement.run import run_measurement
+from orchestrator.measurement.spec import MeasurementRequest, destination_name
 from orchestrator.servers.layout import SERVER_UID
 from orchestrator.servers.source_file import source_path
 
@@ -59,7 +60,9 @@ def test_tpc_between_two_containers_delivers_the_exact_bytes(
     assert (src.data_root, dst.data_root) == ("/data", "/data")  # the servers' own view
     record = asyncio.run(
         run_measurement(
-            src, dst, protocol, streams, 3, LAB_FILE_SIZE,
+            MeasurementRequest.between(
+                src, dst, protocol, streams, transfers=3, file_size=LAB_FILE_SIZE
+            ),
             creds=podman_lab.inventory.client, timeout=120, keep_files=True,
         )
     )  # fmt: skip
@@ -79,7 +82,10 @@ def test_a_missing_source_is_a_not_found_failure(podman_lab: PodmanLab) -> None:
     src, dst = podman_lab.inventory.nodes
     record = asyncio.run(
         run_measurement(
-            src, dst, "https", 1, 2, LAB_FILE_SIZE + 1,  # no source file of this size
+            # no source file of this size
+            MeasurementRequest.between(
+                src, dst, "https", 1, transfers=2, file_size=LAB_FILE_SIZE + 1
+            ),
             creds=podman_lab.inventory.client, timeout=60,
         )
     )  # fmt: skip

@@ -15,6 +15,7 @@ from orchestrator.campaign.rtt_check import rtt_within_target
 from orchestrator.lab import LabNetwork, lab_status, start_lab, stop_lab
 from orchestrator.latency import rtt_origin
 from orchestrator.measurement.run import run_measurement
+from orchestrator.measurement.spec import MeasurementRequest
 
 pytestmark = pytest.mark.lab
 NETWORK = LabNetwork(prefix="tpcwp", subnet_offset=125)
@@ -37,7 +38,11 @@ def test_containers_see_the_emulated_rtt_and_still_copy(images: dict[str, str]) 
                 assert rtt["target_ms"] == 20.0
                 assert rtt_within_target(rtt["measured_ms"], 20.0), (node.name, other, rtt)
         record = asyncio.run(
-            run_measurement(src, dst, "https", 1, 2, 4 << 20, creds=inventory.client, timeout=120)
+            run_measurement(
+                MeasurementRequest.between(src, dst, "https", 1, transfers=2, file_size=4 << 20),
+                creds=inventory.client,
+                timeout=120,
+            )
         )
         assert (record.succeeded, record.failed) == (2, 0), [t.message for t in record.transfers]
         assert rtt_within_target(record.rtt_ms, 20.0), record.rtt_ms

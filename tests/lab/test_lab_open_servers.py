@@ -19,6 +19,7 @@ from orchestrator.endpoints import Endpoint, source_name
 from orchestrator.lab.extra_servers import ExtraServer, extra_servers
 from orchestrator.measurement.record import MeasurementRecord
 from orchestrator.measurement.run import run_measurement
+from orchestrator.measurement.spec import MeasurementRequest
 from orchestrator.transfers import TransferTool, transfer_tool
 
 pytestmark = pytest.mark.lab
@@ -53,8 +54,11 @@ def measure(
     """One copy with 2 streams; its file is removed afterwards unless `keep_files`."""
     return asyncio.run(
         run_measurement(
-            src, dst, tool.name, 2, 1, TEST_FILE_SIZE, creds=lab.inventory.client, tool=tool,
-            measure_latency=False, keep_files=keep_files, timeout=120,
+            MeasurementRequest.between(
+                src, dst, tool.name, 2, transfers=1, file_size=TEST_FILE_SIZE
+            ),
+            creds=lab.inventory.client, tool=tool, measure_latency=False, keep_files=keep_files,
+            timeout=120,
         )
     )  # fmt: skip
 

@@ -15,6 +15,7 @@ from running_lab import TEST_FILE_SIZE, RunningLab
 
 from orchestrator.measurement.record import MeasurementRecord
 from orchestrator.measurement.run import run_measurement
+from orchestrator.measurement.spec import MeasurementRequest
 from orchestrator.servers.source_file import ensure_source_file
 
 pytestmark = pytest.mark.lab
@@ -39,22 +40,14 @@ def lab_with_a_bigger_source(running_lab: RunningLab) -> RunningLab:
 
 
 def measure(
-    lab: RunningLab, protocol: str, streams: int, size: int, **options: object
+    lab: RunningLab, protocol: str, streams: int, size: int, source_path: str | None = None
 ) -> MeasurementRecord:
     src, dst = lab.inventory.nodes[0], lab.inventory.nodes[1]
+    request = MeasurementRequest.between(
+        src, dst, protocol, streams, transfers=2, file_size=size, source_path=source_path
+    )
     return asyncio.run(
-        run_measurement(
-            src,
-            dst,
-            protocol,
-            streams,
-            2,
-            size,
-            creds=lab.inventory.client,
-            timeout=120,
-            measure_latency=False,
-            **options,
-        )
+        run_measurement(request, creds=lab.inventory.client, timeout=120, measure_latency=False)
     )
 
 

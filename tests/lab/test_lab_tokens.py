@@ -24,7 +24,8 @@ from orchestrator.endpoints import ClientCredentials, in_token_area, source_name
 from orchestrator.lab import lab_status
 from orchestrator.lab.health import client_tls_context
 from orchestrator.measurement.record import MeasurementRecord
-from orchestrator.measurement.run import destination_name, remove_destination_files, run_measurement
+from orchestrator.measurement.run import remove_destination_files, run_measurement
+from orchestrator.measurement.spec import MeasurementRequest, destination_name
 from orchestrator.transfers.https import client_ssl_context
 
 pytestmark = pytest.mark.lab
@@ -53,14 +54,19 @@ def sha256(path: Path) -> str:
 
 
 def measure(
-    lab: RunningLab, streams: int, creds: ClientCredentials | None = None, **options: Any
+    lab: RunningLab,
+    streams: int,
+    creds: ClientCredentials | None = None,
+    **options: Any,
 ) -> MeasurementRecord:
     src, dst = lab.inventory.nodes[:2]
     return asyncio.run(
         run_measurement(
-            src, dst, "https", streams, TRANSFERS, TEST_FILE_SIZE,
-            creds=creds or lab.inventory.client, timeout=120, auth="token",
-            measure_latency=False, **options,
+            MeasurementRequest.between(
+                src, dst, "https", streams, auth="token", transfers=TRANSFERS,
+                file_size=TEST_FILE_SIZE,
+            ),
+            creds=creds or lab.inventory.client, timeout=120, measure_latency=False, **options,
         )
     )  # fmt: skip
 

@@ -23,7 +23,8 @@ from ca.authority import CertificateAuthority
 from orchestrator.endpoints import source_name
 from orchestrator.lab import LabNetwork, start_lab, stop_lab
 from orchestrator.lab.processes import group_members
-from orchestrator.measurement.run import destination_name, run_measurement
+from orchestrator.measurement.run import run_measurement
+from orchestrator.measurement.spec import MeasurementRequest, destination_name
 
 pytestmark = [
     pytest.mark.lab,
@@ -50,8 +51,8 @@ def lab_cycle_as_nobody(home: Path) -> dict[str, Any]:
         # certificate at the destination, a macaroon from the source for its leg
         x509_copy = asyncio.run(
             run_measurement(
-                src, dst, "https", 2, 1, SIZE, creds=inventory.client, keep_files=True,
-                measure_latency=False,
+                MeasurementRequest.between(src, dst, "https", 2, transfers=1, file_size=SIZE),
+                creds=inventory.client, keep_files=True, measure_latency=False,
             )
         )  # fmt: skip
         transfer = x509_copy.transfers[0]
@@ -63,8 +64,10 @@ def lab_cycle_as_nobody(home: Path) -> dict[str, Any]:
         # tokens too: the loopback nodes know the issuer's keys from their pre-filled cache
         token_copy = asyncio.run(
             run_measurement(
-                src, dst, "https", 2, 1, SIZE, creds=inventory.client, auth="token",
-                measure_latency=False,
+                MeasurementRequest.between(
+                    src, dst, "https", 2, auth="token", transfers=1, file_size=SIZE
+                ),
+                creds=inventory.client, measure_latency=False,
             )
         )  # fmt: skip
         report["token_copy"] = [(t.outcome, t.message) for t in token_copy.transfers]

@@ -3,10 +3,7 @@ that is off is measured anyway, marked on its measurements and named in the summ
 
 from __future__ import annotations
 
-import uuid
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 
@@ -14,7 +11,11 @@ from orchestrator.campaign.run import Campaign
 from orchestrator.campaign.settings import CampaignSettings
 from orchestrator.cli.campaign_command import rtt_check_summary, summary_table
 from orchestrator.endpoints import Endpoint
-from orchestrator.measurement.record import MeasurementRecord
+from tests.support.campaign_doubles import (
+    CollectingReporter,
+    FixedDiscovery,
+    instant_measurement,
+)
 
 TARGETS = {("a", "b"): 10.0, ("a", "c"): 30.0, ("b", "c"): 60.0}
 ONE_EACH = CampaignSettings(protocols=("https",), streams=(1,), transfers=1, file_size=1024)
@@ -22,26 +23,6 @@ ONE_EACH = CampaignSettings(protocols=("https",), streams=(1,), transfers=1, fil
 
 def target(src: str, dst: str) -> float:
     return TARGETS.get((src, dst)) or TARGETS[(dst, src)]
-
-
-class Collecting:
-    def __init__(self) -> None:
-        self.measurements: list[dict[str, Any]] = []
-
-    def report(self, measurement: dict[str, Any]) -> str:
-        self.measurements.append(measurement)
-        return "sent"
-
-    def report_campaign(self, uuid: str, payload: dict[str, Any]) -> str:
-        return "sent"
-
-
-class Fixed:
-    def __init__(self, endpoints: list[Endpoint]) -> None:
-        self.endpoints = endpoints
-
-    def discover(self) -> list[Endpoint]:
-        return list(self.endpoints)
 
 
 def nodes(link_gbps: float | None = 2.0) -> list[Endpoint]:
@@ -55,15 +36,6 @@ def nodes(link_gbps: float | None = 2.0) -> list[Endpoint]:
         )
         for n in names
     ]
-
-
-def instant(src: Endpoint, dst: Endpoint, protocol: str, streams: int, *args, **kw):
-    now = datetime.now(UTC)
-    record = MeasurementRecord(
-        str(uuid.uuid4()), kw.get("campaign"), src.name, dst.name, protocol, streams, 1024,
-        None, now, now, [],
-    )  # fmt: skip
-    return record
 
 
 class FakeRtt:
@@ -82,10 +54,10 @@ class FakeRtt:
 
 
 def test_pairs_are_checked_before_measuring_and_an_off_pair_is_marked(tmp_path: Path) -> None:
-    reporter, rtt = Collecting(), FakeRtt()
+    reporter, rtt = CollectingReporter(), FakeRtt()
     result = Campaign(
-        ONE_EACH, discovery=Fixed(nodes()), reporter=reporter,  # type: ignore[arg-type]
-        measure=instant, rtt=rtt, home=tmp_path,
+        ONE_EACH, discovery=FixedDiscovery(nodes()), reporter=reporter,  # type: ignore[arg-type]
+        measure=instant_measurement, rtt=rtt, home=tmp_path,
     ).run()  # fmt: skip
     assert result.state == "finished" and len(reporter.measurements) == 6
     assert len(rtt.asked) == 6 + 2  # every pair once, the two off ones again
@@ -108,11 +80,11 @@ def test_pairs_are_checked_before_measuring_and_an_off_pair_is_marked(tmp_path: 
 
 
 def test_without_targets_nothing_is_checked_or_marked(tmp_path: Path) -> None:
-    reporter, rtt = Collecting(), FakeRtt()
+    reporter, rtt = CollectingReporter(), FakeRtt()
     plain = [Endpoint(name=n, address="127.0.0.1") for n in "ab"]
     result = Campaign(
-        ONE_EACH, discovery=Fixed(plain), reporter=reporter,  # type: ignore[arg-type]
-        measure=instant, rtt=rtt, home=tmp_path,
+        ONE_EACH, discovery=FixedDiscovery(plain), reporter=reporter,  # type: ignore[arg-type]
+        measure=instant_measurement, rtt=rtt, home=tmp_path,
     ).run()  # fmt: skip
     assert result.rtt_checks == [] and len(rtt.asked) == 2  # the usual one RTT per pair
     assert not any("rtt_target_ms" in m for m in reporter.measurements)

@@ -8,7 +8,6 @@ import asyncio
 import json
 import threading
 import uuid
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -17,29 +16,11 @@ import pytest
 from orchestrator.campaign.run import Campaign
 from orchestrator.campaign.settings import CampaignSettings
 from orchestrator.endpoints import Endpoint
-from orchestrator.measurement.record import MeasurementRecord
+from orchestrator.measurement.spec import MeasurementRequest
 from orchestrator.prelim.baseline import Baseline
+from tests.support.campaign_doubles import CollectingReporter, instant_measurement
 
 SMALL = CampaignSettings(protocols=("https",), streams=(1,), transfers=1, file_size=1024)
-
-
-class Collecting:
-    def __init__(self) -> None:
-        self.measurements: list[dict[str, Any]] = []
-        self.results: list[tuple[str, dict[str, Any]]] = []
-        self.states: list[str] = []
-
-    def report(self, measurement: dict[str, Any]) -> str:
-        self.measurements.append(measurement)
-        return "sent"
-
-    def report_result(self, kind: str, result: dict[str, Any]) -> str:
-        self.results.append((kind, result))
-        return "sent"
-
-    def report_campaign(self, campaign: str, payload: dict[str, Any]) -> str:
-        self.states.append(payload["state"])
-        return "sent"
 
 
 class Fixed:
@@ -73,18 +54,6 @@ class Broken:
         raise ConnectionError("the cluster API does not answer")
 
 
-def record(src: Endpoint, dst: Endpoint, protocol: str, streams: int, kw: dict) -> Any:
-    now = datetime.now(UTC)
-    return MeasurementRecord(
-        str(uuid.uuid4()), kw.get("campaign"), src.name, dst.name, protocol, streams, 1024,
-        None, now, now, [],
-    )  # fmt: skip
-
-
-def instant(src: Endpoint, dst: Endpoint, protocol: str, streams: int, *args, **kw) -> Any:
-    return record(src, dst, protocol, streams, kw)
-
-
 async def rtt_of(src: Endpoint, dst: Endpoint, port: int) -> float:
     return 1.5
 
@@ -94,9 +63,9 @@ def journal(home: Path, result_uuid: str) -> dict[str, Any]:
 
 
 def campaign(settings: CampaignSettings, discovery: Any, home: Path, **kw: Any) -> Campaign:
-    kw.setdefault("measure", instant)
+    kw.setdefault("measure", instant_measurement)
     kw.setdefault("rtt", rtt_of)
-    kw.setdefault("reporter", Collecting())
+    kw.setdefault("reporter", CollectingReporter())
     return Campaign(settings, discovery=discovery, home=home, **kw)
 
 
@@ -107,18 +76,18 @@ def test_a_stop_starts_nothing_new_and_the_grace_period_ends_the_running(
     stop = threading.Event()
     cancelled: list[str] = []
 
-    async def stops_then_waits(src, dst, protocol, streams, *args, **kw):
+    async def stops_then_waits(request, **kw):
         stop.set()  # as SIGTERM would, in the middle of this measurement
         if grace is None:
             await asyncio.sleep(0)
-            return record(src, dst, protocol, streams, kw)
+            return instant_measurement(request, **kw)
         try:
             await asyncio.Event().wait()  # a transfer that would go on
         except asyncio.CancelledError:
-            cancelled.append(src.name)
+            cancelled.append(request.src.name)
             raise
 
-    reporter = Collecting()
+    reporter = CollectingReporter()
     settings = CampaignSettings(**{**SMALL.__dict__, "stop_grace": grace})
     run = campaign(settings, Fixed("abc"), tmp_path, measure=stops_then_waits, reporter=reporter)
     result = run.run(stop)
@@ -135,7 +104,7 @@ def test_a_stop_starts_nothing_new_and_the_grace_period_ends_the_running(
 
 
 def test_failed_discovery_is_a_failed_campaign(tmp_path: Path) -> None:
-    reporter = Collecting()
+    reporter = CollectingReporter()
     result = campaign(SMALL, Broken(), tmp_path, reporter=reporter).run()
     assert (result.state, result.total) == ("failed", 0)
     assert result.message == "discovery failed: the cluster API does not answer"
@@ -165,7 +134,7 @@ def test_a_vanished_node_fails_its_remaining_measurements_as_connect(tmp_path: P
 def test_a_node_known_but_not_ready_stays_in_the_plan_as_failures_with_its_reason(
     tmp_path: Path,
 ) -> None:
-    reporter = Collecting()
+    reporter = CollectingReporter()
     why = "node c is NotReady: Kubelet stopped posting node status."
     result = campaign(SMALL, WithUnready("ab", {"c": why}), tmp_path, reporter=reporter).run()
     assert (result.state, result.nodes, result.total) == ("finished", ["a", "b", "c"], 6)
@@ -186,10 +155,11 @@ def test_one_ready_node_and_one_not_ready_fails_the_campaign_saying_why(tmp_path
 
 
 def test_a_crashing_measurement_is_a_failed_record(tmp_path: Path) -> None:
-    async def crashes(src, dst, protocol, streams, *args, **kw):
+    async def crashes(request, **kw):
+        src, dst = request.src, request.dst
         if (src.name, dst.name) == ("a", "b"):
             raise KeyError("no such tool")
-        return record(src, dst, protocol, streams, kw)
+        return instant_measurement(request, **kw)
 
     result = campaign(SMALL, Fixed("ab"), tmp_path, measure=crashes).run()
     assert result.state == "finished" and len(result.measurements) == 2
@@ -213,12 +183,13 @@ def test_one_rtt_and_one_link_baseline_per_ordered_pair(tmp_path: Path) -> None:
         events.append(f"baseline {src.name}->{dst.name}")
         return Baseline(src.name, dst.name, 8, seconds, campaign, throughput_gbps=9.0)
 
-    def measure(src, dst, protocol, streams, *args, **kw):
+    def measure(request, **kw):
+        src, dst = request.src, request.dst
         measured.append((src.name, dst.name))
         events.append(f"measure {src.name}->{dst.name}")
-        return record(src, dst, protocol, streams, kw)
+        return instant_measurement(request, **kw)
 
-    reporter = Collecting()
+    reporter = CollectingReporter()
     settings = CampaignSettings(
         protocols=("https", "gridftp"), streams=(8, 1), transfers=1, file_size=1024,
         baseline=True, baseline_seconds=3,
@@ -250,14 +221,14 @@ def test_parallel_pairs_run_at_once_on_one_event_loop(tmp_path: Path) -> None:
     in_flight = [0, 0]  # now, max
     loops: set[int] = set()
 
-    async def measure(src, dst, protocol, streams, *args, **kw):
+    async def measure(request, **kw):
         loops.add(id(asyncio.get_running_loop()))
         in_flight[0] += 1
         in_flight[1] = max(in_flight)
         for _ in range(3):  # the other pair's measurement gets its turn meanwhile
             await asyncio.sleep(0)
         in_flight[0] -= 1
-        return record(src, dst, protocol, streams, kw)
+        return instant_measurement(request, **kw)
 
     settings = CampaignSettings(**{**SMALL.__dict__, "max_parallel_pairs": 2})
     progress: list[int] = []
@@ -306,9 +277,9 @@ def test_auth_and_client_are_dimensions_and_what_no_tool_can_run_is_left_out(
     assert any("gridftp by the native client with token" in why for why in settings.unsupported())
     asked: list[tuple[str, str, str]] = []
 
-    def measure(src: Endpoint, dst: Endpoint, protocol: str, streams: int, *a, **kw) -> Any:
-        asked.append((protocol, kw["auth"], kw["client"]))
-        return instant(src, dst, protocol, streams, **kw)
+    def measure(request: MeasurementRequest, **kw: Any) -> Any:
+        asked.append((request.spec.protocol, request.spec.auth, request.spec.client))
+        return instant_measurement(request, **kw)
 
     result = campaign(settings, Fixed("ab"), tmp_path, measure=measure).run()
     assert result.state == "finished" and len(result.measurements) == 2 * 6

@@ -19,7 +19,6 @@ import threading
 import time
 import urllib.error
 import urllib.request
-import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +36,7 @@ from orchestrator.latency import (
     probe_url,
     rtt_origin,
 )
+from tests.support.campaign_doubles import CollectingReporter, FixedDiscovery, instant_measurement
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -335,47 +335,6 @@ def test_from_the_orchestrator_it_measures_here_and_warns_once(
 # -- the campaign: the same entry point, and the mark on an RTT taken from here ----------------
 
 
-class CollectingReporter:
-    def __init__(self) -> None:
-        self.measurements: list[dict[str, Any]] = []
-
-    def report(self, measurement: dict[str, Any]) -> str:
-        self.measurements.append(measurement)
-        return "sent"
-
-    def report_campaign(self, uuid: str, payload: dict[str, Any]) -> str:
-        return "sent"
-
-
-class FixedDiscovery:
-    def __init__(self, endpoints: list[Endpoint]) -> None:
-        self.endpoints = endpoints
-
-    def discover(self) -> list[Endpoint]:
-        return list(self.endpoints)
-
-
-def no_transfers(src: Endpoint, dst: Endpoint, protocol: str, streams: int, *args, **kw):
-    from datetime import UTC, datetime
-
-    from orchestrator.measurement.record import MeasurementRecord
-
-    now = datetime.now(UTC)
-    return MeasurementRecord(
-        str(uuid.uuid4()),
-        kw.get("campaign"),
-        src.name,
-        dst.name,
-        protocol,
-        streams,
-        1024,
-        None,
-        now,
-        now,
-        [],
-    )
-
-
 @pytest.mark.parametrize("with_probe", [True, False])
 def test_campaign_rtts_come_from_the_probe_or_are_marked(
     probe_service: ProbeProcess, listener: int, tmp_path: Path, with_probe: bool
@@ -390,7 +349,7 @@ def test_campaign_rtts_come_from_the_probe_or_are_marked(
         CampaignSettings(protocols=("https",), streams=(1,), transfers=1, file_size=1024),
         discovery=FixedDiscovery(nodes),
         reporter=reporter,  # type: ignore[arg-type]
-        measure=no_transfers,
+        measure=instant_measurement,
         home=tmp_path,
     ).run()
     assert result.state == "finished" and len(reporter.measurements) == 2

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from orchestrator.transfers.base import build_record
+from orchestrator.endpoints import ClientCredentials, Endpoint
+from orchestrator.transfers.base import TransferObservation, TransferRequest
 from orchestrator.transfers.error_classes import classify_http_status, classify_message, outcome_of
-from orchestrator.transfers.record import Clock
 from orchestrator.transfers.root import xrdcp_outcome
 
 
@@ -109,19 +111,10 @@ def test_a_message_keeps_no_nul_for_the_database() -> None:
     # webapp's ingest) refuses; the record keeps the words without it.
     said = "Run: [ERROR] Server responded with an error: [3011] Unable to open /x\x00\n"
     outcome = xrdcp_outcome(54, False, said, 10)
-    clock = Clock()
-    record = build_record(
-        index=0,
-        protocol="root",
-        source_url="root://a//x",
-        destination_url="root://b//y",
-        clock=clock,
-        start=clock.now(),
-        end=clock.now(),
-        succeeded=False,
-        size=1,
-        moved=0,
-        **outcome,
-    )
+    a, b = Endpoint("a", "10.99.1.2"), Endpoint("b", "10.99.2.2")
+    creds = ClientCredentials(Path("/pki/user.pem"), Path("/pki/user.key"), Path("/pki/ca"))
+    request = TransferRequest(a, b, "/x", "/y", 1, creds, size=1)
+    seen = TransferObservation.begin(request, "root", "root://a//x", "root://b//y")
+    record = seen.record(False, **outcome)
     assert record.message == "Run: [ERROR] Server responded with an error: [3011] Unable to open /x"
     assert record.error_class == "not-found"

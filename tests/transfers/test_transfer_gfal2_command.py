@@ -15,6 +15,7 @@ from orchestrator.endpoints import ClientCredentials, Endpoint
 from orchestrator.errors import UserError
 from orchestrator.measurement.record import MeasurementRecord
 from orchestrator.measurement.run import run_measurement
+from orchestrator.measurement.spec import MeasurementRequest
 from orchestrator.transfers import (
     CLIENTS,
     Gfal2Tpc,
@@ -24,9 +25,9 @@ from orchestrator.transfers import (
     client_of,
     transfer_tool,
 )
-from orchestrator.transfers.base import build_record
+from orchestrator.transfers.base import TransferObservation, TransferRequest
 from orchestrator.transfers.gfal2 import gfal_copy_argv, gfal_environment, gfal_outcome
-from orchestrator.transfers.record import Clock, TransferRecord
+from orchestrator.transfers.record import TransferRecord
 
 CREDS = ClientCredentials(Path("/pki/user.pem"), Path("/pki/user.key"), Path("/pki/ca"))
 SRC = "https://10.99.1.2:8443/src"
@@ -230,23 +231,17 @@ class _Copied:
         if client is not None:
             self.client = client
 
-    async def run(self, src, dst, src_path, dst_path, streams, creds, timeout=600.0, *,
-                  index=0, size=None, clock=None, on_progress=None,
-                  auth="x509") -> TransferRecord:  # fmt: skip
-        clock = clock or Clock()
-        now = clock.now()
-        return build_record(
-            index=index, protocol="https", source_url=src_path, destination_url=dst_path,
-            clock=clock, start=now, end=now + 1.0, succeeded=True, size=size, moved=0,
-        )  # fmt: skip
+    async def copy(self, request: TransferRequest) -> TransferRecord:
+        seen = TransferObservation.begin(request, "https", request.src_path, request.dst_path)
+        return seen.record(True)
 
 
-def _measure(**options: object) -> MeasurementRecord:
+def _measure(tool: _Copied | None = None, client: str = "native") -> MeasurementRecord:
     a, b = Endpoint("a", "10.99.1.2"), Endpoint("b", "10.99.2.2")
+    request = MeasurementRequest.between(a, b, "https", 1, client=client, file_size=1 << 20)
     return asyncio.run(
         run_measurement(
-            a, b, "https", 1, 2, 1 << 20, creds=CREDS, measure_latency=False, keep_files=True,
-            **options,  # type: ignore[arg-type]
+            request, creds=CREDS, measure_latency=False, keep_files=True, tool=tool,  # type: ignore[arg-type]
         )
     )  # fmt: skip
 

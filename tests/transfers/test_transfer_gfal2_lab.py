@@ -27,9 +27,11 @@ from orchestrator.lab.inventory import LabInventory, save_inventory
 from orchestrator.lab.lifecycle import start_lab, stop_lab
 from orchestrator.lab.topology import NETNS, LabNetwork
 from orchestrator.measurement.record import MeasurementRecord
-from orchestrator.measurement.run import destination_name, run_measurement
+from orchestrator.measurement.run import run_measurement
+from orchestrator.measurement.spec import MeasurementRequest, destination_name
 from orchestrator.servers.xrootd import xrootd_log_file
-from orchestrator.transfers import transfer_tool
+from orchestrator.transfers import TransferTool, transfer_tool
+from orchestrator.transfers.base import Auth
 
 # a name the orchestrator may read (servers/access.py), so its absence is not an auth error
 MISSING_SOURCE = "/tpcbench-source-missing"
@@ -67,15 +69,22 @@ def written(record: MeasurementRecord, inventory: LabInventory) -> list[Path]:
 
 
 def gfal2_measurement(
-    inventory: LabInventory, protocol: str, **options: object
+    inventory: LabInventory,
+    protocol: str,
+    *,
+    client: str = "native",
+    auth: Auth = "x509",
+    source_path: str | None = None,
+    tool: TransferTool | None = None,
 ) -> MeasurementRecord:
     src, dst = inventory.nodes
-    return asyncio.run(
-        run_measurement(
-            src, dst, protocol, 2, 2, FILE_SIZE, creds=inventory.client, timeout=120,
-            keep_files=True, **options,  # type: ignore[arg-type]
-        )
+    request = MeasurementRequest.between(
+        src, dst, protocol, 2, auth=auth, client=client, transfers=2, file_size=FILE_SIZE,
+        source_path=source_path,
     )  # fmt: skip
+    return asyncio.run(
+        run_measurement(request, creds=inventory.client, timeout=120, keep_files=True, tool=tool)
+    )
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
@@ -138,8 +147,10 @@ def test_gfal2_root_to_a_closed_port_is_a_prompt_connect_failure(
     closed = replace(src, ports={**src.ports, "root": 1099})
     record = asyncio.run(
         run_measurement(
-            closed, dst, "root", 1, 1, FILE_SIZE, creds=inventory.client, timeout=120,
-            client="gfal2", keep_files=True, measure_latency=False,
+            MeasurementRequest.between(
+                closed, dst, "root", 1, client="gfal2", transfers=1, file_size=FILE_SIZE
+            ),
+            creds=inventory.client, timeout=120, keep_files=True, measure_latency=False,
         )
     )  # fmt: skip
     # without XRD_CONNECTIONRETRY, XrdCl would retry until our 120 s timeout ended it
@@ -218,8 +229,11 @@ def test_gfal2_expired_tokens_are_auth_failures(
     src, dst = inventory.nodes
     record = asyncio.run(
         run_measurement(
-            src, dst, protocol, 1, 2, FILE_SIZE, creds=creds, timeout=120, client="gfal2",
-            auth="token", measure_latency=False, keep_files=True,
+            MeasurementRequest.between(
+                src, dst, protocol, 1, auth="token", client="gfal2", transfers=2,
+                file_size=FILE_SIZE,
+            ),
+            creds=creds, timeout=120, measure_latency=False, keep_files=True,
         )
     )  # fmt: skip
     assert record.failed == 2 and not any(path.exists() for path in written(record, inventory))

@@ -19,6 +19,7 @@ import pytest
 from ca.tokens import TokenMinter, ensure_issuer_key
 from orchestrator.endpoints import ClientCredentials, Endpoint
 from orchestrator.transfers import transfer_tool, unsupported_reason
+from orchestrator.transfers.base import TransferRequest
 from orchestrator.transfers.gfal2 import GFAL_PYTHON, gfal_copy_argv, gfal_environment
 from orchestrator.transfers.gfal2_tokens import (
     BEARER_COPY,
@@ -124,11 +125,15 @@ def test_no_token_issuer_is_an_auth_failure_before_any_process(tmp_path: Path) -
     creds = ClientCredentials(tmp_path / "u.pem", tmp_path / "u.key", tmp_path / "ca")
     tool = transfer_tool("root", "gfal2")
     record = asyncio.run(
-        tool.run(SRC, DST, "/tokens/s", "/tokens/d", 1, creds, 60, size=10, auth="token")
+        tool.copy(
+            TransferRequest(SRC, DST, "/tokens/s", "/tokens/d", 1, creds, 60, size=10, auth="token")
+        )
     )
     assert (record.succeeded, record.error_class) == (False, "auth")
     assert record.message.startswith("tokens: token authorization asked for, but")
     gridftp = asyncio.run(
-        transfer_tool("gridftp", "gfal2").run(SRC, DST, "/s", "/d", 1, creds, 60, auth="token")
+        transfer_tool("gridftp", "gfal2").copy(
+            TransferRequest(SRC, DST, "/s", "/d", 1, creds, 60, auth="token")
+        )
     )
     assert gridftp.error_class == "auth" and "cannot pass token" in gridftp.message

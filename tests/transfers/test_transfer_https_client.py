@@ -10,6 +10,7 @@ import pytest
 from ca.authority import CertificateAuthority
 from orchestrator.endpoints import ClientCredentials, Endpoint
 from orchestrator.transfers import transfer_tool
+from orchestrator.transfers.base import TransferRequest
 from orchestrator.transfers.https import HttpsTpc, tpc_headers
 
 
@@ -29,7 +30,9 @@ def test_headers_are_cased_as_xrootd_compares_them() -> None:
 def test_unreadable_client_credentials_are_an_auth_failure(tmp_path: Path) -> None:
     creds = ClientCredentials(tmp_path / "no-cert.pem", tmp_path / "no-key.pem", tmp_path)
     node = Endpoint(name="x", address="127.0.0.1", ports={"https": 9, "root": 9, "gridftp": 9})
-    record = asyncio.run(HttpsTpc().run(node, node, "/s", "/d", 1, creds, 10, index=4))
+    record = asyncio.run(
+        HttpsTpc().copy(TransferRequest(node, node, "/s", "/d", 1, creds, 10, index=4))
+    )
     assert (record.index, record.outcome, record.error_class) == (4, "failure", "auth")
     assert "client credentials" in record.message
 
@@ -42,10 +45,10 @@ def test_an_x509_copy_asks_the_other_server_for_a_macaroon_unless_told_not_to(
     client = ca.issue_client("tpcbench-tests")
     creds = ClientCredentials(client.cert, client.key, ca.certdir)
     nobody = Endpoint(name="x", address="127.0.0.1", ports={"https": 9, "root": 9, "gridftp": 9})
-    secure = asyncio.run(HttpsTpc().run(nobody, nobody, "/s", "/d", 1, creds, 10))
+    secure = asyncio.run(HttpsTpc().copy(TransferRequest(nobody, nobody, "/s", "/d", 1, creds, 10)))
     anonymous = transfer_tool("https", other_leg="anonymous")
     assert isinstance(anonymous, HttpsTpc) and anonymous.other_leg == "anonymous"
-    bare = asyncio.run(anonymous.run(nobody, nobody, "/s", "/d", 1, creds, 10))
+    bare = asyncio.run(anonymous.copy(TransferRequest(nobody, nobody, "/s", "/d", 1, creds, 10)))
     # nobody listens: the macaroon's request fails first, or the COPY's own connection
     assert (secure.error_class, list(secure.phases)) == ("connect", ["authorize"])
     assert (bare.error_class, list(bare.phases)) == ("connect", ["connect"])

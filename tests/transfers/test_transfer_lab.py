@@ -21,7 +21,8 @@ from orchestrator.endpoints import source_name
 from orchestrator.lab.inventory import LabInventory
 from orchestrator.lab.lifecycle import start_lab, stop_lab
 from orchestrator.lab.topology import NETNS, LabNetwork
-from orchestrator.measurement.run import destination_name, remove_destination_files, run_measurement
+from orchestrator.measurement.run import remove_destination_files, run_measurement
+from orchestrator.measurement.spec import MeasurementRequest, destination_name
 from orchestrator.transfers import TRANSFER_TOOLS
 
 pytestmark = pytest.mark.lab
@@ -54,8 +55,10 @@ def test_lab_transfer_delivers_the_exact_bytes(
     src, dst = lab.nodes
     record = asyncio.run(
         run_measurement(
-            src, dst, protocol, streams, 3, FILE_SIZE, creds=lab.client, timeout=120,
-            keep_files=True,
+            MeasurementRequest.between(
+                src, dst, protocol, streams, transfers=3, file_size=FILE_SIZE
+            ),
+            creds=lab.client, timeout=120, keep_files=True,
         )
     )  # fmt: skip
     assert (record.succeeded, record.failed) == (3, 0), [t.message for t in record.transfers]

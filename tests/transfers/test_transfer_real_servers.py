@@ -11,7 +11,9 @@ import hashlib
 import signal
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from proc_scan import leftovers
@@ -20,9 +22,12 @@ from transfer_servers import BIG, SMALL, Node, TwoNodes
 from ca.authority import CertificateAuthority
 from orchestrator.endpoints import ClientCredentials, source_name
 from orchestrator.measurement.record import MeasurementRecord
-from orchestrator.measurement.run import destination_name, remove_destination_files, run_measurement
+from orchestrator.measurement.run import remove_destination_files, run_measurement
+from orchestrator.measurement.spec import MeasurementRequest, destination_name
 from orchestrator.transfers import TRANSFER_TOOLS, HttpsTpc
+from orchestrator.transfers.base import TransferRequest
 from orchestrator.transfers.process import TERMINATE_GRACE
+from orchestrator.transfers.record import TransferRecord
 
 # a name the orchestrator may read (servers/access.py), so its absence is not an auth error
 MISSING_SOURCE = "/tpcbench-source-missing"
@@ -39,13 +44,22 @@ def md5(path: Path) -> str:
     return digest.hexdigest()
 
 
-def measure(two: TwoNodes, protocol: str, streams: int, **options: object) -> MeasurementRecord:
+def measure(
+    two: TwoNodes,
+    protocol: str,
+    streams: int,
+    *,
+    file_size: int,
+    source_path: str | None = None,
+    **options: Any,
+) -> MeasurementRecord:
     src, dst = (n.endpoint for n in two.nodes)
+    request = MeasurementRequest.between(
+        src, dst, protocol, streams, transfers=3, file_size=file_size, source_path=source_path
+    )
     options.setdefault("creds", two.creds)
     options.setdefault("timeout", 60)  # a hung transfer fails the test instead of hanging it
-    return asyncio.run(
-        run_measurement(src, dst, protocol, streams, options.pop("transfers", 3), **options)
-    )
+    return asyncio.run(run_measurement(request, **options))
 
 
 def measure_while(
@@ -54,7 +68,8 @@ def measure_while(
     action: Callable[[], None],
     *,
     all_under_way: bool = True,
-    **options: object,
+    client: str = "native",
+    **options: Any,
 ) -> tuple[MeasurementRecord, set[int]]:
     """Run a BIG-file measurement; call `action` mid-transfer; say which transfers were moving.
 
@@ -68,7 +83,12 @@ def measure_while(
     async def scenario() -> MeasurementRecord:
         task = asyncio.create_task(
             run_measurement(
-                src, dst, protocol, 1, 3, BIG, creds=two.creds, measure_latency=False, **options
+                MeasurementRequest.between(
+                    src, dst, protocol, 1, client=client, transfers=3, file_size=BIG
+                ),
+                creds=two.creds,
+                measure_latency=False,
+                **options,
             )
         )
         deadline = time.monotonic() + 60
@@ -151,10 +171,10 @@ class OneMissingSource:
         self.name = self.inner.name
         self.auths = self.inner.auths
 
-    async def run(self, src, dst, src_path, dst_path, streams, creds, timeout, **kw):
-        if kw["index"] == 0:
-            src_path = MISSING_SOURCE
-        return await self.inner.run(src, dst, src_path, dst_path, streams, creds, timeout, **kw)
+    async def copy(self, request: TransferRequest) -> TransferRecord:
+        if request.index == 0:
+            request = replace(request, src_path=MISSING_SOURCE)
+        return await self.inner.copy(request)
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)

@@ -11,8 +11,10 @@ import pytest
 
 from ca.tokens import TokenMinter, ensure_issuer_key
 from orchestrator.endpoints import ClientCredentials, Endpoint
-from orchestrator.measurement.run import destination_name, run_measurement
+from orchestrator.measurement.run import run_measurement
+from orchestrator.measurement.spec import MeasurementRequest, destination_name
 from orchestrator.transfers import GridFtpTpc, HttpsTpc, XrootdTpc
+from orchestrator.transfers.base import TransferRequest
 from orchestrator.transfers.token_headers import copy_token_headers, delete_token_header
 
 SRC = Endpoint(name="a", address="10.99.1.2", ports={"https": 8443, "root": 1094, "gridftp": 2811})
@@ -69,7 +71,9 @@ def test_a_delete_token_may_look_up_and_remove_one_file(creds: ClientCredentials
 def test_token_auth_without_an_issuer_is_an_auth_failure(tmp_path: Path) -> None:
     creds = ClientCredentials(tmp_path / "c.pem", tmp_path / "k.pem", tmp_path)
     record = asyncio.run(
-        HttpsTpc().run(SRC, DST, "/tokens/s", "/tokens/d", 1, creds, 10, index=2, auth="token")
+        HttpsTpc().copy(
+            TransferRequest(SRC, DST, "/tokens/s", "/tokens/d", 1, creds, 10, index=2, auth="token")
+        )
     )
     assert (record.index, record.outcome, record.error_class) == (2, "failure", "auth")
     assert "no token issuer" in record.message
@@ -82,11 +86,12 @@ def test_only_https_declares_tokens() -> None:
 
 def test_a_measurement_refuses_an_auth_its_tool_lacks(creds: ClientCredentials) -> None:
     for auth, match in (
-        ("token", "gridftp transfers cannot use token"),
+        ("token", "gridftp by the native client with token: it authorizes with x509 only"),
         ("kerberos", "unknown auth"),
     ):
         with pytest.raises(ValueError, match=match):
-            asyncio.run(run_measurement(SRC, DST, "gridftp", 1, creds=creds, auth=auth))  # type: ignore[arg-type]
+            request = MeasurementRequest.between(SRC, DST, "gridftp", 1, auth=auth)  # type: ignore[arg-type]
+            asyncio.run(run_measurement(request, creds=creds))
 
 
 def test_token_transfers_write_into_the_token_area() -> None:
