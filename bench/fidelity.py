@@ -10,12 +10,17 @@ the per-repetition ratios ours/bare (target >= 0.97) and their range, the median
 makespan-throughput ratio, and the CPU seconds the driving process (and its children)
 spent per measurement.
 
-    .venv/bin/python bench/fidelity.py [--reps 8] [--transfers 3] [--file-size 256MiB]
-                                       [--rate-gbit 2]
+It runs twice, each time on a lab of its own: with the links shaped to 2 Gbit/s (link-bound,
+like the 100 Gbps case where the NIC and not the CPU limits; target >= 0.97), then unshaped
+(CPU-bound on a small machine, where our own overhead competes with the servers for the
+cores; target >= 0.95).
 
-The lab is started and stopped here (prefix `tpcfid`, subnet 10.99.140+, unless
+    .venv/bin/python bench/fidelity.py [--reps 8] [--transfers 3] [--file-size 256MiB]
+                                       [--rates-gbit 2,0]
+
+The labs are started and stopped here (prefix `tpcfid`, subnet 10.99.140+, unless
 TPCBENCH_LAB_PREFIX / TPCBENCH_LAB_SUBNET_OFFSET say otherwise); exits 1 if a case misses
-the target or a transfer fails.
+its target or a transfer fails.
 """
 
 from __future__ import annotations
@@ -38,7 +43,8 @@ from orchestrator.measurement.run import run_measurement
 from orchestrator.measurement.spec import MeasurementRequest
 from orchestrator.sizes import format_size, parse_size
 
-TARGET = 0.97
+# ours/bare targets: link-bound (shaped) and CPU-bound (unshaped, 0)
+TARGET_SHAPED, TARGET_UNSHAPED = 0.97, 0.95
 NETWORK = bench_network("tpcfid", 140)
 PROTOCOLS = ("https", "gridftp")
 STREAMS = (1, 8)
@@ -125,10 +131,11 @@ def bench(
 
 def report(cases: list[Case], args: argparse.Namespace) -> bool:
     rate = f"shaped to {args.rate_gbit:g} Gbit/s" if args.rate_gbit else "unshaped"
+    target = TARGET_SHAPED if args.rate_gbit else TARGET_UNSHAPED
     print(
         f"fidelity: {args.transfers} x {format_size(args.file_size)} lab-1 -> lab-2, "
         f"{args.reps} interleaved repetitions, links {rate}; medians; "
-        f"target: median of per-repetition ours/bare >= {TARGET}"
+        f"target: median of per-repetition ours/bare >= {target}"
     )
     print(
         ROW.format(
@@ -146,7 +153,7 @@ def report(cases: list[Case], args: argparse.Namespace) -> bool:
     )
     ok = True
     for case in cases:
-        good = case.ratio >= TARGET and not case.failures
+        good = case.ratio >= target and not case.failures
         ok &= good
         print(
             ROW.format(
@@ -176,16 +183,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--reps", type=int, default=8)
     parser.add_argument("--transfers", type=int, default=3)
     parser.add_argument("--file-size", type=parse_size, default=parse_size("256MiB"))
-    # Link-bound, like the 100 Gbps case where the NIC and not the CPU limits: on a shared
-    # 2-core machine unshaped transfers measure CPU contention more than the tools.
     parser.add_argument(
-        "--rate-gbit", type=float, default=2.0, help="shape the lab links (0: unshaped)"
+        "--rates-gbit",
+        type=rates,
+        default=(2.0, 0.0),
+        help="the lab links' shaping, one run each, comma-separated (0: unshaped); default 2,0",
     )
     args = parser.parse_args(argv)
     if args.reps < 5:
         parser.error("--reps must be at least 5 for a meaningful median")
-    cases = on_a_lab_pair("tpcbench-fidelity-", NETWORK, args, bench)
-    return 0 if report(cases, args) else 1
+    ok = True
+    for rate in args.rates_gbit:
+        one = argparse.Namespace(**{**vars(args), "rate_gbit": rate})
+        ok &= report(on_a_lab_pair("tpcbench-fidelity-", NETWORK, one, bench), one)
+    return 0 if ok else 1
+
+
+def rates(text: str) -> tuple[float, ...]:
+    """`2,0` -> (2.0, 0.0): Gbit/s, each >= 0."""
+    try:
+        values = tuple(float(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a list of Gbit/s: {text!r}") from None
+    if any(value < 0 for value in values):
+        raise argparse.ArgumentTypeError("a rate cannot be negative")
+    return values
 
 
 if __name__ == "__main__":
