@@ -12,14 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from ca.tokens import TokenError, TokenMinter
-from orchestrator.campaign.settings import CampaignSettings
+from orchestrator.campaign.settings import CampaignSettings, Settings
 from orchestrator.discovery import make_discovery
 from orchestrator.endpoints import ClientCredentials
 from orchestrator.errors import UserError
 from orchestrator.paths import tpcbench_home
 from orchestrator.report.reporter import Reporter, load_token
 from orchestrator.report.spool import Spool, default_spool_dir
-from orchestrator.service.settings import Settings
 
 
 @dataclass

@@ -10,10 +10,10 @@ from pathlib import Path
 from rich.console import Console
 
 from orchestrator.campaign.context import build_reporter
+from orchestrator.campaign.settings import load_settings
 from orchestrator.errors import UserError
 from orchestrator.lab.inventory import load_inventory
 from orchestrator.prelim.baseline import DEFAULT_SECONDS, DEFAULT_STREAMS, measure_baseline
-from orchestrator.service.settings import load_settings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from orchestrator.service.settings import PARSERS, Settings, load_settings
+from orchestrator.campaign.settings import PARSERS, Settings, load_settings
 
 CAMPAIGN_FLAGS: tuple[tuple[str, str], ...] = (
     ("--protocols", "comma-separated protocols (default https,gridftp)"),

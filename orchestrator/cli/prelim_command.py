@@ -17,6 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from orchestrator.campaign.context import build_reporter
+from orchestrator.campaign.settings import load_settings
 from orchestrator.endpoints import ClientCredentials
 from orchestrator.errors import UserError
 from orchestrator.lab.datafiles import lab_data_dir
@@ -33,7 +34,6 @@ from orchestrator.prelim.sweeps import (
     filesize_sweep,
 )
 from orchestrator.servers import layout
-from orchestrator.service.settings import load_settings
 from orchestrator.sizes import format_size, size_argument
 
 MAX_CONCURRENCY = 100

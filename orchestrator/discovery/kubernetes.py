@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from orchestrator.endpoints import DEFAULT_PORTS, Endpoint
 from orchestrator.errors import UserError
 from orchestrator.latency import PROBE_PORT_NAME
+from orchestrator.node_labels import LINK_GBPS_LABEL, SITE_LABELS
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient, CoreV1Api, V1Node, V1NodeCondition, V1Pod
@@ -26,9 +27,6 @@ DATA_ROOT_ANNOTATION = "tpc-bench/data-root"
 HOST_DN_ANNOTATION = "tpc-bench/host-dn"
 # A DaemonSet's pods share one template, so the chart gives the DN with {node} in it.
 HOST_DN_TEMPLATE_ANNOTATION = "tpc-bench/host-dn-template"
-# The first of these node labels that is present names the node's site.
-SITE_LABELS = ("tpc-bench/site", "topology.kubernetes.io/zone")
-LINK_GBPS_LABEL = "tpc-bench/link-gbps"
 # Node labels copied into Endpoint.labels (by prefix).
 KEPT_LABEL_PREFIXES = ("tpc-bench/", "topology.kubernetes.io/")
 DEFAULT_DATA_ROOT = "/data"

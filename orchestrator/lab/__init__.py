@@ -3,6 +3,9 @@
 inventory = start_lab(home, nodes=3, file_size=16 << 20)   # -> LabInventory
 inventory = load_inventory()                               # what the orchestrator reads
 stop_lab(home)
+
+The lab's own modules import each other by their full module path, never from this package:
+it re-exports the lab's entry points for the rest of the project only.
 """
 
 from orchestrator.lab.inventory import LabInventory, inventory_path, load_inventory

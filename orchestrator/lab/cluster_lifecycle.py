@@ -14,15 +14,11 @@ import os
 from pathlib import Path
 from typing import Any
 
-from orchestrator.discovery.kubernetes import LINK_GBPS_LABEL, SITE_LABELS
 from orchestrator.errors import UserError
-from orchestrator.lab import network as net
-from orchestrator.lab import wan
 from orchestrator.lab.inventory import NO_LAB, lab_dir
 from orchestrator.lab.kube.binaries import check_images, find_binaries
 from orchestrator.lab.kube.cluster_lab import cluster_status, kubeconfig_path, start_cluster
 from orchestrator.lab.kube.node_config import node_labels
-from orchestrator.lab.kube.record import ClusterRun
 from orchestrator.lab.lifecycle import (
     check_links,
     check_netns_free,
@@ -30,9 +26,12 @@ from orchestrator.lab.lifecycle import (
     run_record_path,
     stop_lab,
 )
-from orchestrator.lab.run_record import LabRun
+from orchestrator.lab.network import create_network
+from orchestrator.lab.run_record import ClusterRun, LabRun
 from orchestrator.lab.topology import NETNS, LabNetwork, plan_nodes
+from orchestrator.lab.wan import delay_line_status, start_wan
 from orchestrator.lab.wan_profile import TcpSettings
+from orchestrator.node_labels import LINK_GBPS_LABEL, SITE_LABELS
 from orchestrator.paths import tpcbench_home
 
 KUBERNETES = "kubernetes"  # the run record's runtime for a cluster lab
@@ -64,9 +63,9 @@ def start_cluster_lab(
     record.cluster = ClusterRun(workdir=str(lab_dir(home) / "kube"))
     record.save()
     try:
-        net.create_network(record, plans, network, rate_gbit, tcp or TcpSettings())
+        create_network(record, plans, network, rate_gbit, tcp or TcpSettings())
         if matrix is not None:
-            wan.start_wan(record, plans, network, matrix)
+            start_wan(record, plans, network, matrix)
         sites = matrix.sites if matrix is not None else {}
         names = (LINK_GBPS_LABEL, SITE_LABELS[0])
         labels = {p.name: node_labels(rate_gbit, sites.get(p.name), names) for p in plans}
@@ -91,7 +90,7 @@ def _status(record: LabRun) -> dict[str, Any]:
     assert record.cluster is not None
     plans = plan_nodes(len(record.cluster.nodes), NETNS, record.network)
     status = cluster_status(record, plans)
-    status["wan"] = {"delay_line": wan.delay_line_status(record)} if record.delay_line else {}
+    status["wan"] = {"delay_line": delay_line_status(record)} if record.delay_line else {}
     return status
 
 

@@ -18,12 +18,12 @@ from pathlib import Path
 from orchestrator.endpoints import Endpoint
 from orchestrator.errors import UserError
 from orchestrator.lab.datafiles import lab_data_dir
+from orchestrator.lab.health import wait_until_serving
 from orchestrator.lab.inventory import LabInventory, lab_dir
 from orchestrator.lab.lifecycle import run_record_path
-from orchestrator.lab.node_files import AccessFiles, prepare_node_dir, wait_until_serving
+from orchestrator.lab.node_files import AccessFiles, NodeFiles, prepare_node_dir
 from orchestrator.lab.process_runtime import ProcessRuntime
 from orchestrator.lab.run_record import LabRun
-from orchestrator.lab.runtime import NodeFiles
 from orchestrator.lab.topology import NodePlan
 
 

@@ -1,17 +1,24 @@
-"""Is a node serving? TCP connects to each port, the GridFTP banner, an HTTPS HEAD of the source."""
+"""Is a node serving? TCP connects to each port, the GridFTP banner, an HTTPS HEAD of the source;
+and the wait after start-up until every port is open."""
 
 from __future__ import annotations
 
 import socket
 import ssl
 import time
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import httpx
 
 from orchestrator.endpoints import ClientCredentials, Endpoint, source_name
+from orchestrator.errors import UserError
+from orchestrator.lab.run_record import LabRun
+from orchestrator.lab.runtime import Runtime
 
 CONNECT_TIMEOUT = 3.0
+READY_TIMEOUT = 30.0
 
 
 def tcp_open(address: str, port: int, timeout: float = CONNECT_TIMEOUT) -> bool:
@@ -62,3 +69,22 @@ def probe_node(endpoint: Endpoint, client: ClientCredentials, file_size: int) ->
         "checks": checks,
         "checked": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
+
+
+def wait_until_serving(record: LabRun, servers: Runtime, endpoints: Sequence[Endpoint]) -> None:
+    """Every port of every node accepts connections, or say which server died and why."""
+    deadline = time.monotonic() + READY_TIMEOUT
+    pending = [(e, service, port) for e in endpoints for service, port in e.ports.items()]
+    while pending:
+        failure = servers.failure_detail(record)
+        if failure:
+            raise UserError(failure)
+        pending = [item for item in pending if not tcp_open(item[0].address, item[2], 1.0)]
+        if pending and time.monotonic() > deadline:
+            endpoint, service, port = pending[0]
+            raise UserError(
+                f"{endpoint.name} does not serve {service} on {endpoint.address}:{port} after "
+                f"{READY_TIMEOUT:.0f}s; see the logs in {Path(record.path).parent / 'nodes'}"
+            )
+        if pending:
+            time.sleep(0.2)

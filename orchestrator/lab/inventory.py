@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from orchestrator.campaign.rtt_check import rtt_within_target
 from orchestrator.endpoints import ClientCredentials, Endpoint
 from orchestrator.errors import UserError
+from orchestrator.latency.target import rtt_within_target
 from orchestrator.paths import tpcbench_home
 
 NO_LAB = "no lab is running; start one with: tpcbench lab up --nodes 3"

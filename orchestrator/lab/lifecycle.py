@@ -12,10 +12,8 @@ from typing import Any
 from ca.authority import CAError, CertificateAuthority
 from orchestrator.endpoints import ClientCredentials, Endpoint
 from orchestrator.errors import UserError
-from orchestrator.lab import network as net
-from orchestrator.lab import wan
 from orchestrator.lab.datafiles import copy_source_file, lab_data_dir
-from orchestrator.lab.health import probe_node
+from orchestrator.lab.health import probe_node, wait_until_serving
 from orchestrator.lab.inventory import (
     NO_LAB,
     LabInventory,
@@ -25,16 +23,18 @@ from orchestrator.lab.inventory import (
     save_inventory,
 )
 from orchestrator.lab.kube.cluster_lab import stop_cluster
-from orchestrator.lab.node_files import (
-    AccessFiles,
-    copy_certdir,
-    own,
-    prepare_node_dir,
-    wait_until_serving,
+from orchestrator.lab.network import (
+    create_network,
+    destroy_network,
+    existing_namespaces,
+    host_routes_overlapping,
+    listeners_in,
 )
+from orchestrator.lab.node_files import AccessFiles, NodeFiles, copy_certdir, own, prepare_node_dir
 from orchestrator.lab.preflight import check_host_ports_free, check_reachable_by
 from orchestrator.lab.run_record import LabRun
-from orchestrator.lab.runtime import PROCESS, NodeFiles, Runtime, make_runtime
+from orchestrator.lab.runtime import PROCESS, Runtime
+from orchestrator.lab.runtime_registry import make_runtime
 from orchestrator.lab.token_issuer import (
     issuer_address,
     issuer_health,
@@ -43,6 +43,12 @@ from orchestrator.lab.token_issuer import (
 )
 from orchestrator.lab.token_trust import trust_in_namespace
 from orchestrator.lab.topology import LOOPBACK, MODES, NETNS, LabNetwork, NodePlan, plan_nodes
+from orchestrator.lab.wan import (
+    check_wan_tools,
+    refresh_wan,
+    start_wan,
+    stop_wan,
+)
 from orchestrator.lab.wan_profile import RttMatrix, TcpSettings, rtt_matrix
 from orchestrator.paths import tpcbench_home
 from orchestrator.servers import render_grid_mapfile
@@ -151,7 +157,7 @@ def check_links(
     if mode == NETNS:  # the defaults too: bbr may not be allowed in a namespace here
         (tcp or TcpSettings()).validate()
     if matrix is not None:
-        wan.check_wan_tools()
+        check_wan_tools()
     return matrix
 
 
@@ -169,11 +175,11 @@ def check_no_lab_running(home: Path) -> None:
 
 
 def check_netns_free(plans: Sequence[NodePlan], network: LabNetwork) -> None:
-    present = net.existing_namespaces()
+    present = existing_namespaces()
     for plan in plans:
         if plan.netns not in present:
             continue
-        taken = net.listeners_in(plan.netns, list(plan.ports.values()))
+        taken = listeners_in(plan.netns, list(plan.ports.values()))
         if taken:
             port, who = next(iter(taken.items()))
             raise UserError(
@@ -189,7 +195,7 @@ def check_netns_free(plans: Sequence[NodePlan], network: LabNetwork) -> None:
             f"network namespace {network.router_namespace} already exists (left over?); "
             f"remove it with: ip netns del {network.router_namespace}"
         )
-    overlapping = net.host_routes_overlapping(plans, network)
+    overlapping = host_routes_overlapping(plans, network)
     if overlapping:
         raise UserError(
             f"this host already routes the lab's subnet ({overlapping[0].strip()}); remove "
@@ -229,9 +235,9 @@ def _build(
     network = record.network
     account = servers.server_account()
     if record.mode == NETNS:
-        net.create_network(record, plans, network, links.rate_gbit, links.tcp)
+        create_network(record, plans, network, links.rate_gbit, links.tcp)
         if links.matrix is not None:
-            wan.start_wan(record, plans, network, links.matrix)
+            start_wan(record, plans, network, links.matrix)
     issuer, minter = start_token_issuer(
         record, lab_dir(home) / "issuer", ca, *issuer_address(record.mode, network)
     )
@@ -302,7 +308,7 @@ def _build(
         inventory, health={e.name: probe_node(e, client, file_size) for e in endpoints}
     )
     if record.mode == NETNS:  # the TCP settings read back, and the RTTs checked once
-        inventory = wan.refresh_wan(inventory, record)
+        inventory = refresh_wan(inventory, record)
     save_inventory(inventory, inventory_path(home))
     return inventory
 
@@ -326,11 +332,11 @@ def stop_lab(home: Path | None = None) -> list[str]:
     issuer_done, issuer_problems = stop_token_issuer(record)
     done.extend(issuer_done)
     problems.extend(issuer_problems)
-    wan_done, wan_problems = wan.stop_wan(record)
+    wan_done, wan_problems = stop_wan(record)
     done.extend(wan_done)
     problems.extend(wan_problems)
     if record.mode == NETNS:
-        problems.extend(net.destroy_network(record))
+        problems.extend(destroy_network(record))
         done.extend(f"removed namespace {name}" for name in record.namespaces)
     for folder in record.data_dirs:
         shutil.rmtree(folder, ignore_errors=True)
@@ -373,6 +379,6 @@ def lab_status(home: Path | None = None) -> LabInventory:
         checked = {"url": url, "health": issuer_health(url, inventory.client.certdir)}
         inventory = replace(inventory, token_issuer=checked)
     if record.mode == NETNS:
-        inventory = wan.refresh_wan(inventory, record)
+        inventory = refresh_wan(inventory, record)
         save_inventory(inventory, inventory_path(home))  # the last measured RTTs
     return inventory

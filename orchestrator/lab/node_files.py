@@ -1,28 +1,40 @@
-"""A lab node's files and readiness: its folder (config, logs, its copy of the host key), its
-data directory, both owned by the server account, and the wait until its servers serve."""
+"""A lab node's files: its folder (config, logs, its copy of the host key), its data directory,
+both owned by the server account, and what a runtime is given to start its servers from."""
 
 from __future__ import annotations
 
 import os
 import shutil
-import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from orchestrator.endpoints import Endpoint
-from orchestrator.errors import UserError
-from orchestrator.lab.health import tcp_open
 from orchestrator.lab.preflight import ServerAccount
-from orchestrator.lab.run_record import LabRun
-from orchestrator.lab.runtime import Runtime
+from orchestrator.lab.token_issuer import LabIssuer
+from orchestrator.lab.topology import NodePlan
 
-READY_TIMEOUT = 30.0
 # Under a node's folder: who may log in and as whom (servers/access.py), and the key of the
 # macaroons its XRootD issues.
 GRID_MAPFILE = "grid-mapfile"  # GridFTP: orchestrator DN -> the server account
 XROOTD_GRIDMAP = "xrootd-gridmap"  # XRootD: DN -> identity
 MACAROON_SECRET = "pki/macaroon-secret"
+
+
+@dataclass(frozen=True)
+class NodeFiles:
+    """What `lab up` prepared for one node, on this machine."""
+
+    plan: NodePlan
+    node_dir: Path  # logs, generated config, pki/ (hostcert.pem, hostkey.pem), grid-mapfile
+    data_root: Path  # the node's memory-backed data directory
+    certdir: Path  # the CA's grid-security directory, readable by the servers
+    issuer: LabIssuer | None = None  # the lab's token issuer, whose tokens xrootd accepts
+    # bench/ only: XRootD without authentication (XrootdSettings.open_access); process runtime
+    open_access: bool = False
+
+    @property
+    def token_audience(self) -> str:
+        """The node's own https URL, as the orchestrator names it (transfers.urls)."""
+        return f"https://{self.plan.address}:{self.plan.ports['https']}"
 
 
 def own(path: Path, account: ServerAccount, mode: int) -> None:
@@ -86,22 +98,3 @@ class AccessFiles:
         ):
             (node_dir / name).write_text(text)
             own(node_dir / name, account, mode)
-
-
-def wait_until_serving(record: LabRun, servers: Runtime, endpoints: Sequence[Endpoint]) -> None:
-    """Every port of every node accepts connections, or say which server died and why."""
-    deadline = time.monotonic() + READY_TIMEOUT
-    pending = [(e, service, port) for e in endpoints for service, port in e.ports.items()]
-    while pending:
-        failure = servers.failure_detail(record)
-        if failure:
-            raise UserError(failure)
-        pending = [item for item in pending if not tcp_open(item[0].address, item[2], 1.0)]
-        if pending and time.monotonic() > deadline:
-            endpoint, service, port = pending[0]
-            raise UserError(
-                f"{endpoint.name} does not serve {service} on {endpoint.address}:{port} after "
-                f"{READY_TIMEOUT:.0f}s; see the logs in {Path(record.path).parent / 'nodes'}"
-            )
-        if pending:
-            time.sleep(0.2)

@@ -21,10 +21,10 @@ from pathlib import Path
 
 from orchestrator.errors import UserError
 from orchestrator.lab.network import LAB_SUPERNET
-from orchestrator.lab.node_files import GRID_MAPFILE, MACAROON_SECRET, XROOTD_GRIDMAP
+from orchestrator.lab.node_files import GRID_MAPFILE, MACAROON_SECRET, XROOTD_GRIDMAP, NodeFiles
 from orchestrator.lab.preflight import NETNS_PROGRAMS, ServerAccount, check_packages
 from orchestrator.lab.run_record import LabRun, ServerContainer
-from orchestrator.lab.runtime import PODMAN, NodeFiles
+from orchestrator.lab.runtime import PODMAN
 from orchestrator.latency import PROBE_DEFAULT_PORT, PROBE_PORT_NAME
 from orchestrator.servers import layout
 from orchestrator.servers.trust_bundle import SYSTEM_BUNDLE

@@ -7,8 +7,14 @@ import os
 import shutil
 from pathlib import Path
 
-from orchestrator.lab import processes
-from orchestrator.lab.node_files import GRID_MAPFILE, MACAROON_SECRET, XROOTD_GRIDMAP, own
+import orchestrator.lab.processes as processes
+from orchestrator.lab.node_files import (
+    GRID_MAPFILE,
+    MACAROON_SECRET,
+    XROOTD_GRIDMAP,
+    NodeFiles,
+    own,
+)
 from orchestrator.lab.preflight import (
     NETNS_PROGRAMS,
     PROGRAMS,
@@ -17,7 +23,7 @@ from orchestrator.lab.preflight import (
     ensure_server_account,
 )
 from orchestrator.lab.run_record import LabRun
-from orchestrator.lab.runtime import PROCESS, NodeFiles
+from orchestrator.lab.runtime import PROCESS
 from orchestrator.lab.token_trust import prefill_key_cache
 from orchestrator.lab.topology import NETNS, NodePlan
 from orchestrator.servers import (

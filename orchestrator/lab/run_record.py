@@ -1,5 +1,5 @@
 """What a lab created (namespaces, links, data directories, processes or containers, the WAN
-delay program), saved as it goes.
+delay program, a cluster's control plane and node agents), saved as it goes.
 
 `lab up` writes this before each side effect, so `lab down` can undo a half-built lab too.
 """
@@ -12,7 +12,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from orchestrator.lab.kube.record import ClusterRun
 from orchestrator.lab.processes import ServerProcess
 from orchestrator.lab.topology import LabNetwork
 
@@ -24,6 +23,43 @@ class ServerContainer:
     node: str
     service: str  # "xrootd" | "gridftp" | "probe"
     name: str
+
+
+@dataclass
+class ClusterRun:
+    """What a cluster lab started (`lab up --kubernetes`), so `lab down` can undo a half-built
+    cluster too."""
+
+    workdir: str  # <lab>/kube: credentials, kubeconfigs, logs, node roots, volumes
+    server: str = ""  # https://<host address>:6443
+    etcd_data: str = ""
+    kernel_lease: str = ""  # our name in the machine-wide kubelet sysctl lease, once taken
+    control_plane: list[ServerProcess] = field(default_factory=list)
+    agents: list[ServerProcess] = field(default_factory=list)  # node = the lab node's name
+    nodes: list[str] = field(default_factory=list)  # lab nodes whose roots and cgroups exist
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "workdir": self.workdir,
+            "server": self.server,
+            "etcd_data": self.etcd_data,
+            "kernel_lease": self.kernel_lease,
+            "control_plane": [p.to_json() for p in self.control_plane],
+            "agents": [p.to_json() for p in self.agents],
+            "nodes": self.nodes,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ClusterRun:
+        return cls(
+            workdir=data["workdir"],
+            server=data.get("server", ""),
+            etcd_data=data.get("etcd_data", ""),
+            kernel_lease=data.get("kernel_lease", ""),
+            control_plane=[ServerProcess.from_json(p) for p in data.get("control_plane", [])],
+            agents=[ServerProcess.from_json(p) for p in data.get("agents", [])],
+            nodes=list(data.get("nodes", [])),
+        )
 
 
 @dataclass

@@ -3,7 +3,7 @@
 Both runtimes start the same servers from the same configuration source
 (orchestrator/servers); they differ in who runs them and how `lab down` finds them again.
 
-    runtime = make_runtime("podman")
+    runtime = make_runtime("podman")      # runtime_registry: the runtimes by name
     runtime.preflight(mode)               # one-line UserError naming what to install or build
     runtime.start_node(record, node)      # recorded in the LabRun before anything starts
     runtime.liveness(record)              # {(node, check name): "ok" | reason}
@@ -12,37 +12,15 @@ Both runtimes start the same servers from the same configuration source
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Protocol
 
-from orchestrator.errors import UserError
+from orchestrator.lab.node_files import NodeFiles
 from orchestrator.lab.preflight import ServerAccount
 from orchestrator.lab.run_record import LabRun
-from orchestrator.lab.token_issuer import LabIssuer
-from orchestrator.lab.topology import NodePlan
 
 PROCESS = "process"
 PODMAN = "podman"
 RUNTIMES = (PROCESS, PODMAN)
-
-
-@dataclass(frozen=True)
-class NodeFiles:
-    """What `lab up` prepared for one node, on this machine."""
-
-    plan: NodePlan
-    node_dir: Path  # logs, generated config, pki/ (hostcert.pem, hostkey.pem), grid-mapfile
-    data_root: Path  # the node's memory-backed data directory
-    certdir: Path  # the CA's grid-security directory, readable by the servers
-    issuer: LabIssuer | None = None  # the lab's token issuer, whose tokens xrootd accepts
-    # bench/ only: XRootD without authentication (XrootdSettings.open_access); process runtime
-    open_access: bool = False
-
-    @property
-    def token_audience(self) -> str:
-        """The node's own https URL, as the orchestrator names it (transfers.urls)."""
-        return f"https://{self.plan.address}:{self.plan.ports['https']}"
 
 
 class Runtime(Protocol):
@@ -79,15 +57,3 @@ class Runtime(Protocol):
     def stop(self, record: LabRun) -> tuple[list[str], list[str]]:
         """Stop everything this runtime started for `record`: (done, problems)."""
         ...
-
-
-def make_runtime(name: str) -> Runtime:
-    if name == PROCESS:
-        from orchestrator.lab.process_runtime import ProcessRuntime
-
-        return ProcessRuntime()
-    if name == PODMAN:
-        from orchestrator.lab.podman_runtime import PodmanRuntime
-
-        return PodmanRuntime()
-    raise UserError(f"unknown lab runtime {name!r}; use one of: {', '.join(RUNTIMES)}")

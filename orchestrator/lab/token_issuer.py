@@ -22,10 +22,10 @@ from pathlib import Path
 
 import httpx
 
+import orchestrator.lab.processes as processes
 from ca.authority import CertificateAuthority
 from ca.tokens import JWKS_PATH, OPENID_CONFIGURATION_PATH, TokenMinter, ensure_issuer_key
 from orchestrator.errors import UserError
-from orchestrator.lab import processes
 from orchestrator.lab.run_record import LabRun
 from orchestrator.lab.topology import NETNS, LabNetwork
 from orchestrator.servers.trust_bundle import trust_bundle

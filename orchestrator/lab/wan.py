@@ -23,16 +23,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from orchestrator.campaign.rtt_check import rtt_within_target
+import orchestrator.lab.processes as processes
 from orchestrator.endpoints import Endpoint
 from orchestrator.errors import UserError
-from orchestrator.lab import processes
 from orchestrator.lab.inventory import LabInventory
 from orchestrator.lab.network import in_namespace, run
 from orchestrator.lab.run_record import LabRun
 from orchestrator.lab.topology import LabNetwork, NodePlan
 from orchestrator.lab.wan_profile import RttMatrix, TcpSettings
 from orchestrator.latency import measure_rtt
+from orchestrator.latency.target import rtt_within_target
 from orchestrator.transfers.record import iso
 
 DELAYLINE_ENV = "TPCBENCH_DELAYLINE"  # the program to run, if not the one `make` builds
@@ -199,7 +199,7 @@ def measure_pair_rtts(
     endpoints: Sequence[Endpoint], samples: int = RTT_SAMPLES
 ) -> dict[tuple[str, str], float | None]:
     """Median TCP-connect RTT of every ordered pair, each from its source's position; a pair
-    off its target (rtt_check) is measured once more, so a moment's CPU contention on a
+    off its target (latency.target) is measured once more, so a moment's CPU contention on a
     small machine is not reported as a WAN that is off."""
 
     async def all_pairs(pairs: list[tuple[Endpoint, Endpoint]]) -> list[float | None]:

@@ -29,11 +29,11 @@ from orchestrator.campaign.context import (
 from orchestrator.campaign.journal import recover_interrupted
 from orchestrator.campaign.result import CampaignProgress, CampaignResult
 from orchestrator.campaign.run import Campaign
+from orchestrator.campaign.settings import Settings
 from orchestrator.errors import UserError
 from orchestrator.measurement.run import run_measurement
 from orchestrator.report.reporter import Reporter
 from orchestrator.service.metrics import MetricsServer, ServiceMetrics
-from orchestrator.service.settings import Settings
 from orchestrator.transfers.record import iso
 
 log = logging.getLogger(__name__)

@@ -9,8 +9,8 @@ import pytest
 
 from ca.tokens import ensure_issuer_key
 from orchestrator.campaign.context import token_minter
+from orchestrator.campaign.settings import Settings, load_settings
 from orchestrator.errors import UserError
-from orchestrator.service.settings import Settings, load_settings
 
 URL = "https://rel-tpc-bench-token-issuer.tpc.svc"
 

@@ -15,11 +15,11 @@ from pathlib import Path
 import httpx
 from measurement_samples import sample_measurement
 
+from orchestrator.campaign.settings import load_settings
 from orchestrator.errors import UserError
 from orchestrator.report.reporter import Reporter
 from orchestrator.report.spool import Spool
 from orchestrator.service.daemon import OrchestratorService
-from orchestrator.service.settings import load_settings
 
 REPO = Path(__file__).resolve().parents[2]
 

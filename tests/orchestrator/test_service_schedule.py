@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from orchestrator.campaign.settings import load_settings, parse_duration
 from orchestrator.errors import UserError
 from orchestrator.service.daemon import ScheduleClock, next_run
-from orchestrator.service.settings import load_settings, parse_duration
 
 NOON = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
 

@@ -15,8 +15,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import orchestrator.lab.processes as processes
 from orchestrator.errors import UserError
-from orchestrator.lab import processes
 from orchestrator.lab.kube import addons, images, kernel_settings, node_agents, node_config
 from orchestrator.lab.kube.binaries import ClusterBinaries
 from orchestrator.lab.kube.control_plane import SERVICE_RANGE, ControlPlane, KubeUser, free_ports

@@ -20,8 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import orchestrator.lab.processes as processes
 from orchestrator.errors import UserError
-from orchestrator.lab import processes
 from orchestrator.lab.kube.binaries import NODE_CACHE
 from orchestrator.lab.kube.node_config import NodeLayout, containerd_config
 from orchestrator.lab.podman_runtime import podman

@@ -19,7 +19,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from orchestrator.lab import processes
+import orchestrator.lab.processes as processes
 from orchestrator.lab.kube import traces
 from orchestrator.lab.kube.node_config import NodeLayout
 from orchestrator.lab.processes import ServerProcess
