@@ -11,9 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 import pytest
-from support.images import ensure_images
-from support.polling import poll_until
-from support.simcluster import SimCluster, ensure_binaries
+
+from tests.support.images import ensure_images
+from tests.support.polling import poll_until
+from tests.support.simcluster import SimCluster, ensure_binaries
+
+# Fixtures that tests in several folders use, defined beside the helpers they drive.
+pytest_plugins = ["tests.support.two_nodes"]
 
 
 @pytest.fixture(scope="session")

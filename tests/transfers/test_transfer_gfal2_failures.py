@@ -1,14 +1,15 @@
 """gfal2 as the client when a server is down before the copy (killed during: parametrized
 with the native tools in test_transfer_real_servers).
 
-The two loopback nodes of transfer_servers.py; the scenarios are test_transfer_real_servers'.
+The two loopback nodes of tests/support/two_nodes.py; the scenarios are
+test_transfer_real_servers'.
 """
 
 from __future__ import annotations
 
 import pytest
-from test_transfer_real_servers import measure
-from transfer_servers import SMALL, TwoNodes
+
+from tests.support.two_nodes import SMALL, TwoNodes, measure
 
 pytestmark = pytest.mark.lab
 PROTOCOLS = ("https", "root", "gridftp")

@@ -5,9 +5,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
-from proc_scan import descendants
-
 from orchestrator.transfers.process import run_process
+from tests.support.processes import descendants
 
 
 def test_lines_split_on_carriage_returns_reach_the_callback() -> None:

@@ -16,8 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from proc_scan import leftovers
-from transfer_servers import BIG, SMALL, Node, TwoNodes
 
 from ca.authority import CertificateAuthority
 from orchestrator.endpoints import ClientCredentials, source_name
@@ -28,6 +26,8 @@ from orchestrator.transfers import TRANSFER_TOOLS, HttpsTpc
 from orchestrator.transfers.base import TransferRequest
 from orchestrator.transfers.process import TERMINATE_GRACE
 from orchestrator.transfers.record import TransferRecord
+from tests.support.processes import leftovers
+from tests.support.two_nodes import BIG, SMALL, Node, TwoNodes, measure
 
 # a name the orchestrator may read (servers/access.py), so its absence is not an auth error
 MISSING_SOURCE = "/tpcbench-source-missing"
@@ -42,24 +42,6 @@ def md5(path: Path) -> str:
         while block := stream.read(1 << 20):
             digest.update(block)
     return digest.hexdigest()
-
-
-def measure(
-    two: TwoNodes,
-    protocol: str,
-    streams: int,
-    *,
-    file_size: int,
-    source_path: str | None = None,
-    **options: Any,
-) -> MeasurementRecord:
-    src, dst = (n.endpoint for n in two.nodes)
-    request = MeasurementRequest.between(
-        src, dst, protocol, streams, transfers=3, file_size=file_size, source_path=source_path
-    )
-    options.setdefault("creds", two.creds)
-    options.setdefault("timeout", 60)  # a hung transfer fails the test instead of hanging it
-    return asyncio.run(run_measurement(request, **options))
 
 
 def measure_while(

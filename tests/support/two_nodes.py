@@ -2,11 +2,14 @@
 
 Built from the same configuration code as the lab (orchestrator.servers) and our CA, on
 127.0.0.1 with ports in 19000-19999. Every server runs in its own process
-group so a test can kill, stop (SIGSTOP) or restart one node's servers.
+group so a test can kill, stop (SIGSTOP) or restart one node's servers. The fixtures
+`two_nodes` (one pair per session) and `fresh_destination` (restarted after the test) are
+every test folder's (tests/conftest.py); `measure` takes a measurement between them.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import pwd
@@ -16,13 +19,18 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from proc_scan import processes_mentioning
+import pytest
 
 from ca.authority import CertificateAuthority
 from orchestrator.endpoints import ClientCredentials, Endpoint, source_name
+from orchestrator.measurement.record import MeasurementRecord
+from orchestrator.measurement.run import run_measurement
+from orchestrator.measurement.spec import MeasurementRequest
 from orchestrator.servers import (
     GridftpSettings,
     XrootdSettings,
@@ -35,6 +43,7 @@ from orchestrator.servers import (
     xrootd_files,
 )
 from orchestrator.servers.access import dn_prefix, new_macaroon_secret, render_xrootd_gridmap
+from tests.support.processes import processes_mentioning
 
 SMALL = 8 << 20  # the K = 3 correctness transfers
 BIG = 512 << 20  # long enough that "mid-transfer" is a real moment on this machine
@@ -261,3 +270,45 @@ def _wait_for_port(address: str, port: int, deadline_s: float = 30.0) -> None:
                     f"nothing listens on {address}:{port} after {deadline_s} s"
                 ) from exc
             time.sleep(0.1)
+
+
+@pytest.fixture(scope="session")
+def two_nodes() -> Iterator[TwoNodes]:
+    nodes = start_two_nodes([SMALL, BIG])
+    try:
+        yield nodes
+    finally:
+        nodes.stop()
+        shutil.rmtree(nodes.base, ignore_errors=True)
+
+
+@pytest.fixture
+def fresh_destination(two_nodes: TwoNodes) -> Iterator[TwoNodes]:
+    """For tests that kill or stop the destination's servers: restart them afterwards."""
+    yield two_nodes
+    destination = two_nodes.nodes[1]
+    destination.stop()
+    for leftover in destination.data_root.iterdir():
+        leftover.unlink()
+    destination.start()
+
+
+def measure(
+    two: TwoNodes,
+    protocol: str,
+    streams: int,
+    *,
+    file_size: int,
+    client: str = "native",
+    source_path: str | None = None,
+    **options: Any,
+) -> MeasurementRecord:
+    """K = 3 copies from the first node to the second; `options` go to run_measurement."""
+    src, dst = (n.endpoint for n in two.nodes)
+    request = MeasurementRequest.between(
+        src, dst, protocol, streams, client=client, transfers=3, file_size=file_size,
+        source_path=source_path,
+    )  # fmt: skip
+    options.setdefault("creds", two.creds)
+    options.setdefault("timeout", 60)  # a hung transfer fails the test instead of hanging it
+    return asyncio.run(run_measurement(request, **options))

@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-from transfer_servers import SMALL, TwoNodes
 
 from orchestrator.cli import main
 from orchestrator.lab.inventory import LabInventory, save_inventory
+from tests.support.two_nodes import SMALL, TwoNodes
 
 
 @pytest.fixture
