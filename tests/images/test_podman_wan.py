@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from ca.authority import CertificateAuthority
-from orchestrator.campaign.rtt_check import rtt_within_target
 from orchestrator.lab import LabNetwork, lab_status, start_lab, stop_lab
 from orchestrator.latency import rtt_origin
+from orchestrator.latency.target import rtt_within_target
 from orchestrator.measurement.run import run_measurement
 from orchestrator.measurement.spec import MeasurementRequest
 

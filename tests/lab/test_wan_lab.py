@@ -24,7 +24,6 @@ from running_lab import make_home
 
 from ca.authority import CertificateAuthority
 from orchestrator.campaign.context import build_context
-from orchestrator.campaign.rtt_check import rtt_within_target
 from orchestrator.campaign.settings import load_settings
 from orchestrator.errors import UserError
 from orchestrator.lab import LabInventory, LabNetwork, lab_status, start_lab, stop_lab
@@ -35,6 +34,7 @@ from orchestrator.lab.run_record import LabRun
 from orchestrator.lab.wan import CHAIN, measure_pair_rtts
 from orchestrator.lab.wan_profile import TcpSettings
 from orchestrator.latency import measure_connects
+from orchestrator.latency.target import rtt_within_target
 
 pytestmark = [
     pytest.mark.lab,

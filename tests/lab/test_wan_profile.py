@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.campaign.rtt_check import rtt_within_target
 from orchestrator.errors import UserError
 from orchestrator.lab.wan_profile import (
     PRP_SITES,
@@ -20,6 +19,7 @@ from orchestrator.lab.wan_profile import (
     parse_rate_gbit,
     rtt_matrix,
 )
+from orchestrator.latency.target import rtt_within_target
 
 NODES = ["lab-1", "lab-2", "lab-3"]
 REPO = Path(__file__).resolve().parents[2]

@@ -18,9 +18,9 @@ import pytest
 from support.real_webapp import REPO, RealWebapp, serving_webapp
 
 from ca.authority import CertificateAuthority
-from orchestrator.campaign.rtt_check import rtt_within_target
 from orchestrator.lab import LabNetwork, start_lab, stop_lab
 from orchestrator.lab.wan_profile import TcpSettings
+from orchestrator.latency.target import rtt_within_target
 
 pytestmark = [
     pytest.mark.lab,
