@@ -231,15 +231,7 @@ class Gfal2Tpc(TransferTool):
         )
         if request.auth == "token":
             try:
-                tokens = endpoint_tokens(
-                    request.creds,
-                    self.name,
-                    request.src,
-                    request.dst,
-                    request.src_path,
-                    request.dst_path,
-                    request.timeout,
-                )
+                tokens = endpoint_tokens(request, self.name)
             except TokenError as exc:  # no token issuer, or its key could not be read
                 return record(False, error_class="auth", message=f"tokens: {exc}")
             if self.name == "root":

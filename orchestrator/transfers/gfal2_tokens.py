@@ -14,9 +14,8 @@ import re
 from pathlib import Path
 from urllib.parse import quote
 
-from orchestrator.endpoints import ClientCredentials, Endpoint
-from orchestrator.transfers.token_headers import CREATE, READ, minter, token_lifetime
-from orchestrator.transfers.urls import https_origin
+from orchestrator.transfers.base import TransferRequest
+from orchestrator.transfers.token_headers import CREATE, READ, copy_tokens
 
 TOKEN_PROTOCOLS = ("https", "root")
 # The system python with Debian's gfal2 bindings runs it, as it runs gfal-copy.
@@ -28,27 +27,14 @@ PYTHON_FLAGS = ("-I", "-u", "-Wignore")
 _AUTHZ = re.compile(r"(authz=Bearer%20)[^\s&\"'\\]+")
 
 
-def endpoint_tokens(
-    creds: ClientCredentials,
-    protocol: str,
-    src: Endpoint,
-    dst: Endpoint,
-    src_path: str,
-    dst_path: str,
-    timeout: float,
-) -> tuple[str, str]:
+def endpoint_tokens(request: TransferRequest, protocol: str) -> tuple[str, str]:
     """(source token, destination token), each for its own server's audience and file.
 
     gfal2's http plugin stats the destination and gives up when that is refused (`DESTINATION
     OVERWRITE ... 403`), so its https destination token may read the file too; for root://
     a refused stat only means "not there yet", so creating it is all the token allows.
     """
-    tokens = minter(creds)
-    lifetime = token_lifetime(timeout)
-    read = tokens.mint([f"{READ}:{src_path}"], audience=https_origin(src), lifetime=lifetime)
-    scopes = [f"{CREATE}:{dst_path}", *([f"{READ}:{dst_path}"] if protocol == "https" else [])]
-    write = tokens.mint(scopes, audience=https_origin(dst), lifetime=lifetime)
-    return read, write
+    return copy_tokens(request, [CREATE, *([READ] if protocol == "https" else [])])
 
 
 def with_authz(url: str, token: str) -> str:

@@ -121,15 +121,7 @@ class HttpsTpc(TransferTool):
         tokens: dict[str, str] | TokenError = {}
         if request.auth == "token":
             try:
-                tokens = copy_token_headers(
-                    request.creds,
-                    request.src,
-                    request.dst,
-                    request.src_path,
-                    request.dst_path,
-                    pull=self.mode == "pull",
-                    timeout=request.timeout,
-                )
+                tokens = copy_token_headers(request, pull=self.mode == "pull")
             except TokenError as exc:
                 tokens = exc
         # x509: the copy begins with the macaroon for the other leg (_authorize_other_leg)

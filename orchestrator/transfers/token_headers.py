@@ -9,9 +9,11 @@ GET (pull) or PUT (push). Each token's audience is the one server that must acce
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 
 from ca.tokens import MAX_LIFETIME, TokenError, TokenMinter
 from orchestrator.endpoints import ClientCredentials, Endpoint
+from orchestrator.transfers.base import TransferRequest
 from orchestrator.transfers.urls import https_origin
 
 # A token is checked again on every request of a multi-stream pull: it must outlive the copy.
@@ -35,22 +37,26 @@ def token_lifetime(timeout: float) -> dt.timedelta:
     return min(dt.timedelta(seconds=timeout) + LIFETIME_MARGIN, MAX_LIFETIME)
 
 
-def copy_token_headers(
-    creds: ClientCredentials,
-    src: Endpoint,
-    dst: Endpoint,
-    src_path: str,
-    dst_path: str,
-    *,
-    pull: bool,
-    timeout: float,
-) -> dict[str, str]:
+def copy_tokens(request: TransferRequest, destination_scopes: Sequence[str]) -> tuple[str, str]:
+    """(source token, destination token) of one copy, each for its own server's audience and
+    valid for the copy's timeout: reading the source file, and `destination_scopes` on the
+    destination file."""
+    tokens, lifetime = minter(request.creds), token_lifetime(request.timeout)
+    read = tokens.mint(
+        [f"{READ}:{request.src_path}"], audience=https_origin(request.src), lifetime=lifetime
+    )
+    write = tokens.mint(
+        [f"{scope}:{request.dst_path}" for scope in destination_scopes],
+        audience=https_origin(request.dst),
+        lifetime=lifetime,
+    )
+    return read, write
+
+
+def copy_token_headers(request: TransferRequest, *, pull: bool) -> dict[str, str]:
     """`Authorization` for the server that gets the COPY, `TransferHeaderAuthorization` for
     the other: reading the source file, creating the destination file, nothing more."""
-    tokens = minter(creds)
-    lifetime = token_lifetime(timeout)
-    read = tokens.mint([f"{READ}:{src_path}"], audience=https_origin(src), lifetime=lifetime)
-    create = tokens.mint([f"{CREATE}:{dst_path}"], audience=https_origin(dst), lifetime=lifetime)
+    read, create = copy_tokens(request, [CREATE])
     own, other = (create, read) if pull else (read, create)
     return {"Authorization": f"Bearer {own}", "TransferHeaderAuthorization": f"Bearer {other}"}
 

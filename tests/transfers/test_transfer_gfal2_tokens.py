@@ -64,7 +64,8 @@ def test_https_and_root_take_tokens_and_gridftp_says_why_not() -> None:
 def test_each_end_gets_its_own_least_scope_token(
     creds: ClientCredentials, protocol: str, destination_scope: str
 ) -> None:
-    read, write = endpoint_tokens(creds, protocol, SRC, DST, "/tokens/s", "/tokens/d", 60)
+    copy = TransferRequest(SRC, DST, "/tokens/s", "/tokens/d", 1, creds, timeout=60)
+    read, write = endpoint_tokens(copy, protocol)
     source, destination = claims(read), claims(write)
     assert (source["scope"], source["aud"]) == ("storage.read:/tokens/s", "https://10.99.1.2:8443")
     assert (destination["scope"], destination["aud"]) == (

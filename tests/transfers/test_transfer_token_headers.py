@@ -36,9 +36,8 @@ def claims(header: str) -> dict:
 def test_pull_gives_the_destination_a_create_token_and_forwards_a_read_token(
     creds: ClientCredentials,
 ) -> None:
-    headers = copy_token_headers(
-        creds, SRC, DST, "/tokens/src", "/tokens/dst", pull=True, timeout=600
-    )
+    copy = TransferRequest(SRC, DST, "/tokens/src", "/tokens/dst", 1, creds, timeout=600)
+    headers = copy_token_headers(copy, pull=True)
     own, forwarded = (
         claims(headers["Authorization"]),
         claims(headers["TransferHeaderAuthorization"]),
@@ -55,9 +54,8 @@ def test_pull_gives_the_destination_a_create_token_and_forwards_a_read_token(
 def test_push_gives_the_source_the_read_token_and_forwards_the_create_token(
     creds: ClientCredentials,
 ) -> None:
-    headers = copy_token_headers(
-        creds, SRC, DST, "/tokens/src", "/tokens/dst", pull=False, timeout=30
-    )
+    copy = TransferRequest(SRC, DST, "/tokens/src", "/tokens/dst", 1, creds, timeout=30)
+    headers = copy_token_headers(copy, pull=False)
     assert claims(headers["Authorization"])["scope"] == "storage.read:/tokens/src"
     assert claims(headers["TransferHeaderAuthorization"])["scope"] == "storage.create:/tokens/dst"
 
