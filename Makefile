@@ -13,7 +13,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: help demo demo-wan demo-cluster demo-down test bench lint images kubenode helm chart system-deps venv postgres simcluster delayline clean
+.PHONY: help demo demo-wan demo-cluster demo-down test bench lint images kubenode helm helm-values-schema chart system-deps venv postgres simcluster delayline clean
 
 help:
 	@sed -n '2,10p' Makefile | sed 's/^# *//'
@@ -57,10 +57,15 @@ HELM = $(or $(TPCBENCH_HELM_CACHE),/var/cache/tpc-bench/helm/bin)/helm
 helm:
 	@scripts/helm/build.sh >/dev/null
 
+# The generator of the chart's values.schema.json from its commented values.yaml, built and
+# cached the same way; scripts/helm-values-schema/generate.sh writes the schema with it.
+helm-values-schema:
+	@scripts/helm-values-schema/build.sh >/dev/null
+
 chart: helm
 	$(HELM) package charts/tpc-bench --destination build
 
-test: system-deps venv postgres simcluster images kubenode helm delayline
+test: system-deps venv postgres simcluster images kubenode helm helm-values-schema delayline
 	$(VENV)/bin/ruff check --quiet .
 	$(VENV)/bin/ruff format --check --quiet .
 	$(VENV)/bin/hadolint images/Dockerfile images/Dockerfile.osg images/lab/Dockerfile

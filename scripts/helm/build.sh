@@ -6,26 +6,19 @@
 set -euo pipefail
 
 HELM_VERSION=v3.16.4
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cache="${TPCBENCH_HELM_CACHE:-/var/cache/tpc-bench/helm/bin}"
 stamp="$cache/.version"
+# shellcheck source=../lib/go-cache.sh
+source "$here/../lib/go-cache.sh"
 
 cached() { [ -x "$cache/helm" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$HELM_VERSION" ]; }
-if cached; then echo "$cache/helm"; exit 0; fi
-
-command -v go >/dev/null || { echo "helm/build: Go is not installed (need Go >= 1.22)" >&2; exit 1; }
-mkdir -p "$cache"
-exec 9>"$cache/.lock"
-flock 9
-if cached; then echo "$cache/helm"; exit 0; fi
+claim_cache "$cache" || { echo "$cache/helm"; exit 0; }
+require_go helm/build "Go >= 1.22"
 
 echo "helm/build: building helm $HELM_VERSION into $cache (about 2 min of CPU)" >&2
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-start=$SECONDS
 # The version string helm reports (`helm version`) comes from these ldflags.
 ldflags="-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION"
-GOFLAGS= GOBIN="$work" nice -n 10 go install -ldflags "$ldflags" "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
-install -m 0755 "$work/helm" "$cache/helm"
+go_install_pinned helm/build "helm.sh/helm/v3/cmd/helm@$HELM_VERSION" "$cache/helm" "$ldflags"
 echo "$HELM_VERSION" >"$stamp"
-echo "helm/build: done in $((SECONDS - start)) s" >&2
 echo "$cache/helm"

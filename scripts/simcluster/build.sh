@@ -22,14 +22,10 @@ cached() {
 }
 
 command -v etcd >/dev/null || "$here/../install-system-deps.sh" cluster
-if cached; then echo "$cache"; exit 0; fi
-
-command -v go >/dev/null || { echo "simcluster/build: Go is not installed (need Go >= 1.23)" >&2; exit 1; }
-mkdir -p "$cache"
-# One build at a time on this machine; a second caller waits and then finds the cache filled.
-exec 9>"$cache/.lock"
-flock 9
-if cached; then echo "$cache"; exit 0; fi
+# shellcheck source=../lib/go-cache.sh
+source "$here/../lib/go-cache.sh"
+claim_cache "$cache" || { echo "$cache"; exit 0; }
+require_go simcluster/build "Go >= 1.23"
 
 echo "simcluster/build: building Kubernetes $K8S_VERSION and kwok $KWOK_VERSION into $cache (about 10 min of CPU)" >&2
 work="$(mktemp -d)"
