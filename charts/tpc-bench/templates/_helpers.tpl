@@ -139,12 +139,8 @@ imagePullSecrets:
 
 {{/* requests = limits: the same resources on every node (the paper's fair comparison). */}}
 {{- define "tpc-bench.resources" -}}
-requests:
-  cpu: {{ .cpu | quote }}
-  memory: {{ .memory | quote }}
-limits:
-  cpu: {{ .cpu | quote }}
-  memory: {{ .memory | quote }}
+{{- $amounts := dict "cpu" (toString .cpu) "memory" (toString .memory) }}
+{{- toYaml (dict "requests" $amounts "limits" $amounts) }}
 {{- end }}
 
 {{/* Node name and address from the downward API, for args like $(NODE_NAME). */}}

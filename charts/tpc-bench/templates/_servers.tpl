@@ -18,67 +18,24 @@ securityContext:
 terminationGracePeriodSeconds: 30
 {{- end }}
 
-{{- define "tpc-bench.certificateInit" -}}
-# The host certificate, from the signer through the CSR API with this pod's own token; the
-# key is made here and never leaves the pod.
-- name: host-certificate
-  image: {{ include "tpc-bench.image" (list . "orchestrator") }}
-  imagePullPolicy: {{ .Values.images.pullPolicy }}
-  args:
-    - ca
-    - request
-    - --kind=host
-    - --name=$(NODE_NAME)
-    - --ip=$(HOST_IP)
-    - --out-dir=/etc/grid-security/tpc-bench
-    - --signer={{ include "tpc-bench.hostSigner" . }}
-    - --days={{ .Values.certificates.days }}
-  env:
-    {{- include "tpc-bench.nodeEnv" . | nindent 4 }}
-  resources:
-    {{- include "tpc-bench.resources" (dict "cpu" "100m" "memory" "128Mi") | nindent 4 }}
-  securityContext:
-    {{- toYaml .Values.containerSecurityContext | nindent 4 }}
-  volumeMounts:
-    - name: host-credentials
-      mountPath: /etc/grid-security/tpc-bench
-{{- end }}
-
-{{- define "tpc-bench.certificateRenewal" -}}
-# Renews the host certificate when a third of its life is left; the server's liveness check
-# then restarts the server container, which loads the new one, between measurements.
-- name: certificate-renewal
-  image: {{ include "tpc-bench.image" (list . "orchestrator") }}
-  imagePullPolicy: {{ .Values.images.pullPolicy }}
-  args:
-    - ca
-    - request
-    - --keep-renewed
-    - --kind=host
-    - --name=$(NODE_NAME)
-    - --ip=$(HOST_IP)
-    - --out-dir=/etc/grid-security/tpc-bench
-    - --signer={{ include "tpc-bench.hostSigner" . }}
-    - --days={{ .Values.certificates.days }}
-  env:
-    {{- include "tpc-bench.nodeEnv" . | nindent 4 }}
-  resources:
-    {{- include "tpc-bench.resources" (dict "cpu" "50m" "memory" "128Mi") | nindent 4 }}
-  securityContext:
-    {{- toYaml .Values.containerSecurityContext | nindent 4 }}
-  volumeMounts:
-    - name: host-credentials
-      mountPath: /etc/grid-security/tpc-bench
+{{/* The server pods' host certificate for their node: asked for by an init container, then
+kept renewed by a sidecar, whose renewal the server's liveness check acts on. (list $ false)
+is the init container, (list $ true) the sidecar. */}}
+{{- define "tpc-bench.hostCertificate" -}}
+{{- $root := index . 0 }}
+{{- include "tpc-bench.certificateRequest" (dict "root" $root "name" "host-certificate" "kind" "host" "subject" "$(NODE_NAME)" "onNode" true "signer" (include "tpc-bench.hostSigner" $root) "credentials" "host-credentials" "keepRenewed" (index . 1)) }}
 {{- end }}
 
 {{/* The liveness check's arguments for the host certificate: it fails for a renewed one
 only once the server has had no connection for servers.renewalQuietPeriod (between
 measurements), or a sixth of the certificate's life after the renewal (a connection open that
-long is stuck; the old certificate still has a sixth of its life). orchestrator/servers/liveness.py */}}
-{{- define "tpc-bench.renewalCheckArgs" -}}
---credentials=/etc/grid-security/tpc-bench/hostcert.pem,
---quiet-period={{ include "tpc-bench.seconds" .Values.servers.renewalQuietPeriod }},
---max-wait={{ mul .Values.certificates.days 14400 }}
+long is stuck; the old certificate still has a sixth of its life). orchestrator/servers/liveness.py
+(list $ <the --port/--data-ports arguments of the ports the server serves>) */}}
+{{- define "tpc-bench.renewalCheck" -}}
+{{- $root := index . 0 }}
+{{- $check := concat (list "python3" "-m" "orchestrator.servers" "check") (index . 1) }}
+{{- $renewal := list "--credentials=/etc/grid-security/tpc-bench/hostcert.pem" (printf "--quiet-period=%s" (include "tpc-bench.seconds" $root.Values.servers.renewalQuietPeriod)) (printf "--max-wait=%v" (mul $root.Values.certificates.days 14400)) }}
+{{- toYaml (concat $check $renewal) }}
 {{- end }}
 
 {{- define "tpc-bench.serverVolumeMounts" -}}
