@@ -258,10 +258,10 @@ def report_ingest(batches: int, batch_size: int) -> bool:
     from django.test import Client
     from django.utils import timezone
 
-    from webapp.results import reporters
+    from webapp.results.api.permissions import api_token_create
     from webapp.results.models import Measurement, Node
 
-    token = reporters.api_token_create(name="bench")
+    token = api_token_create(name="bench")
     client = Client(HTTP_AUTHORIZATION=f"Token {token}")
     names = [f"bench-ingest-{i:02d}" for i in range(8)]
     pairs = [(a, b) for a in names for b in names if a != b]

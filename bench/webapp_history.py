@@ -79,7 +79,8 @@ def load_history(url: str, nodes: int, days: int) -> None:
     from django.db import connection
     from django.utils import timezone
 
-    from webapp.results import services, synthetic
+    from webapp.results import synthetic
+    from webapp.results.services.measurements import derived_figures, payload_fingerprint
 
     connection.close()
     started = time.perf_counter()
@@ -117,9 +118,7 @@ def load_history(url: str, nodes: int, days: int) -> None:
             m_rows, t_rows = [], []
             for m in campaign.measurements:
                 measurement_id += 1
-                figures = services.derived_figures(
-                    file_size=m["file_size"], transfers=m["transfers"]
-                )
+                figures = derived_figures(file_size=m["file_size"], transfers=m["transfers"])
                 m_rows.append(
                     [
                         measurement_id,
@@ -138,7 +137,7 @@ def load_history(url: str, nodes: int, days: int) -> None:
                         figures.failed,
                         m["started"],
                         m["finished"],
-                        services.payload_fingerprint(m),
+                        payload_fingerprint(m),
                         m["finished"],
                         "x509",
                         "native",

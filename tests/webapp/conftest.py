@@ -9,7 +9,7 @@ from django.core.cache import cache
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from webapp.results import reporters
+from webapp.results.api.permissions import api_token_create
 
 GIB = 2**30
 
@@ -105,7 +105,7 @@ def anonymous() -> APIClient:
 
 @pytest.fixture
 def reporter_token(db) -> str:
-    return reporters.api_token_create(name="orchestrator")
+    return api_token_create(name="orchestrator")
 
 
 @pytest.fixture

@@ -74,13 +74,13 @@ def main(payloads_path: str, answers_path: str) -> None:
     from django.core.management import call_command
     from rest_framework.test import APIClient
 
-    from webapp.results import reporters
+    from webapp.results.api.permissions import api_token_create
 
     call_command("migrate", verbosity=0)
     with open(payloads_path) as source:
         given = json.load(source)
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {reporters.api_token_create(name='demo')}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {api_token_create(name='demo')}")
     store(client, given["payloads"], given["campaign"])
     with open(answers_path, "w") as target:
         json.dump(answers(APIClient()), target)

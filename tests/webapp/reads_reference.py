@@ -1,7 +1,7 @@
 """The aggregate reads computed the slow, obvious way: model instances summed in Python.
 
-The app's reads are ORM aggregates (results.grid, results.selectors); tests hold them equal
-to these, on whatever data a test made.
+The app's reads are ORM aggregates (results.grid.queries, results.selectors); tests hold
+them equal to these, on whatever data a test made.
 """
 
 import math
@@ -11,10 +11,11 @@ from datetime import datetime
 from django.utils import timezone
 
 from webapp.results.choices import Outcome
-from webapp.results.grid_bands import GridBands, assemble_grid
-from webapp.results.grid_limits import limits_resolvers
+from webapp.results.grid.bands import GridBands, assemble_grid
+from webapp.results.grid.queries import limits_resolvers
 from webapp.results.models import Measurement, Node
-from webapp.results.selectors import CampaignStart, latest_campaign, parse_window
+from webapp.results.selectors.campaigns import CampaignStart, latest_campaign
+from webapp.results.windows import parse_window
 
 
 def measurements_of(window: str, auth: str = "x509", client: str = "native") -> list[Measurement]:
@@ -46,8 +47,8 @@ def reference_grids(
     auth: str = "x509",
     client: str = "native",
 ) -> list:
-    """results.grid.build_bands(protocols, window, with_campaign=campaign, auth=, client=),
-    by hand."""
+    """results.grid.queries.build_bands(protocols, window, with_campaign=campaign, auth=,
+    client=), by hand."""
     chosen = [m for m in measurements_of(window, auth, client) if m.protocol in protocols]
     bands: dict[tuple, list[Measurement]] = {}
     for m in chosen:
@@ -103,7 +104,7 @@ def rounded(grids: list[GridBands]) -> list[GridBands]:
 
 
 def reference_latency_rows(window: str, protocol: str | None, streams: int | None) -> list:
-    """results.selectors._latency_rows, by hand: (src, dst, protocol, mean RTT, mean
+    """results.selectors.aggregates._latency_rows, by hand: (src, dst, protocol, mean RTT, mean
     throughput, measurements with a throughput) per pair and protocol."""
     groups: dict[tuple, list[Measurement]] = {}
     for m in measurements_of(window):
@@ -124,7 +125,7 @@ def reference_latency_rows(window: str, protocol: str | None, streams: int | Non
 
 
 def reference_stream_rows(window: str, protocol: str) -> list:
-    """results.selectors._stream_rows, by hand: (src, dst, streams, mean throughput)."""
+    """results.selectors.aggregates._stream_rows, by hand: (src, dst, streams, mean throughput)."""
     groups: dict[tuple, list[float]] = {}
     for m in measurements_of(window):
         if m.throughput_gbps is not None and m.protocol == protocol:

@@ -453,8 +453,9 @@ def test_api_docs_page_is_served_without_a_cdn(anonymous):
 
 def test_ingest_race_falls_back_to_one_transaction_per_measurement(reporter, make_payload):
     """A uuid stored by a concurrent ingest after our lookup: the others still go in."""
-    from webapp.results import services
     from webapp.results.api.serializers import MeasurementInSerializer
+    from webapp.results.services import measurements as services
+    from webapp.results.services.nodes import nodes_ensure
 
     def validated(body):
         serializer = MeasurementInSerializer(data=body)
@@ -467,7 +468,7 @@ def test_ingest_race_falls_back_to_one_transaction_per_measurement(reporter, mak
     reporter.post(URL, changed, format="json")
     other = dict(changed, rtt_ms=1.0)
     payloads = [validated(raced), validated(fresh), validated(other)]
-    nodes = services.nodes_ensure(names=["node-a", "node-b", "r", "s", "t", "u"])
+    nodes = nodes_ensure(names=["node-a", "node-b", "r", "s", "t", "u"])
     rows = {
         p["uuid"]: services._build(
             payload=p, fingerprint=services.payload_fingerprint(p), nodes=nodes, campaigns={}

@@ -1,12 +1,12 @@
-"""The Campaigns box's query compiled once (results.orm_rows) reads what the ORM query reads."""
+"""The Campaigns box's query compiled once (results.compiled_sql) reads what the ORM query reads."""
 
 import pytest
 from django.contrib.admin.models import ADDITION, LogEntry
 from django.contrib.auth import get_user_model
 from django.contrib.contenttypes.models import ContentType
 
-from webapp.dashboard import campaign_status as box
 from webapp.results.models import Campaign
+from webapp.results.selectors import campaigns as box
 
 pytestmark = pytest.mark.django_db
 

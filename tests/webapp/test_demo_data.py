@@ -3,8 +3,11 @@
 import pytest
 from django.core.management import call_command
 
-from webapp.results import grid_limits, maddash, selectors
+from webapp.results.api.maddash import grid_document
+from webapp.results.grid import limits as grid_limits
+from webapp.results.grid.queries import grid_bands
 from webapp.results.models import Campaign, Measurement, Node, Transfer
+from webapp.results.selectors import aggregates as selectors
 
 pytestmark = pytest.mark.django_db
 
@@ -17,7 +20,7 @@ def test_load_demo_data_fills_a_labelled_mesh(capsys):
     # 30 ordered pairs x 2 protocols x 2 stream settings x 2 campaigns
     assert Measurement.objects.count() == 30 * 2 * 2 * 2
     assert Transfer.objects.count() == Measurement.objects.count() * 11
-    grid = maddash.maddash_grid(name="https")
+    grid = grid_document(grid_bands(name="https"))
     assert grid["checkNames"] == ["8 streams", "1 stream"]
     assert all(
         check["status"] != grid_limits.NOT_RUN

@@ -14,12 +14,12 @@ from django.test import Client
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from webapp.dashboard import run_now
-from webapp.dashboard.campaign_status import campaign_status
 from webapp.dashboard.run_now import REQUESTED
-from webapp.results import reporters
+from webapp.results.api.permissions import reporter_ensure
 from webapp.results.choices import CampaignState, Trigger
 from webapp.results.models import Campaign
+from webapp.results.selectors.campaigns import campaign_status
+from webapp.results.services import campaigns as campaign_services
 
 pytestmark = pytest.mark.django_db
 
@@ -32,7 +32,7 @@ PASSWORD = "a-long-enough-password-42"
 @pytest.fixture
 def reporter_user(db):
     """A person in tpcbench-reporters (the group whose permissions the API's writes check)."""
-    user = reporters.reporter_ensure(name="alice")
+    user = reporter_ensure(name="alice")
     user.is_staff = True  # the admin login form takes staff accounts only
     user.set_password(PASSWORD)
     user.save()
@@ -148,7 +148,7 @@ def _lock_waiters() -> int:
 def test_two_presses_at_once_take_turns_and_request_one_campaign(reporter_user, monkeypatch):
     """The second press waits for the first one's commit, then sees its campaign."""
     created, go = threading.Event(), threading.Event()
-    campaign_request = run_now.services.campaign_request
+    campaign_request = campaign_services.campaign_request
 
     def slow_request(**kwargs):  # the first press holds its transaction open after creating
         campaign = campaign_request(**kwargs)
@@ -157,12 +157,12 @@ def test_two_presses_at_once_take_turns_and_request_one_campaign(reporter_user, 
             go.wait(60)
         return campaign
 
-    monkeypatch.setattr(run_now.services, "campaign_request", slow_request)
+    monkeypatch.setattr(campaign_services, "campaign_request", slow_request)
     found: dict[str, tuple[Campaign, bool]] = {}
 
     def press(name: str) -> None:
         try:
-            found[name] = run_now.request_campaign(user=reporter_user)
+            found[name] = campaign_services.campaign_run_now(user=reporter_user)
         finally:
             connection.close()
 

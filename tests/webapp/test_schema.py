@@ -18,7 +18,7 @@ from schema_rules import satisfy_cross_field_rules
 from schemathesis.config import SchemathesisConfig
 from test_references import baseline, prelim_run
 
-from webapp.results import reporters
+from webapp.results.api.permissions import api_token_create
 from webapp.tpcbench_web.wsgi import application
 
 CONFIG = SchemathesisConfig.from_path(Path(__file__).with_name("schemathesis.toml"))
@@ -55,7 +55,7 @@ def reporter_token(django_db_setup, django_db_blocker) -> Iterator[str]:
     preliminary run for the reads to find: made once for every operation's test, in a
     transaction rolled back after the last."""
     with django_db_blocker.unblock(), transaction.atomic():
-        token = reporters.api_token_create(name="schemathesis")
+        token = api_token_create(name="schemathesis")
         client = APIClient()
         client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
         for url, body in (

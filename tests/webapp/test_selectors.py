@@ -7,9 +7,11 @@ import pytest
 from django.utils import timezone
 from reads_reference import approx_rows, reference_latency_rows, reference_stream_rows
 
-from webapp.results import selectors
 from webapp.results.models import Campaign
-from webapp.results.windows import WINDOW_PATTERN
+from webapp.results.selectors import aggregates as selectors
+from webapp.results.selectors.campaigns import latest_campaign
+from webapp.results.selectors.pairs import pair_history
+from webapp.results.windows import WINDOW_PATTERN, parse_window
 
 pytestmark = pytest.mark.django_db
 
@@ -26,21 +28,21 @@ GIB_BITS = 2**30 * 8
     ],
 )
 def test_parse_window_accepts_the_documented_forms(text, label, duration):
-    window = selectors.parse_window(text)
+    window = parse_window(text)
     assert (window.label, window.duration) == (label, duration)
 
 
 @pytest.mark.parametrize("text", ["", "20", "d", "0d", "-1d", "1w", "20 d", "99999d", "latest1"])
 def test_parse_window_rejects_anything_else_and_says_why(text):
     with pytest.raises(ValueError, match="latest"):
-        selectors.parse_window(text)
+        parse_window(text)
 
 
 def test_the_apis_window_pattern_is_what_parse_window_reads_as_written():
     pattern = re.compile(WINDOW_PATTERN)
     for text in ["latest", *(f"{n}{unit}" for n in range(100_000) for unit in "hd")]:
         try:
-            label = selectors.parse_window(text).label
+            label = parse_window(text).label
         except ValueError:
             label = None
         assert bool(pattern.match(text)) == (label == text), text
@@ -114,15 +116,15 @@ def test_latest_window_is_the_latest_finished_campaign(ingest, reporter):
     ingest(src="a", dst="b", seconds=2.0, campaign=first)
     ingest(src="a", dst="b", seconds=8.0, campaign=second)
     # Before any campaign finished: the latest one with results.
-    assert selectors.latest_campaign().uuid.hex == second.replace("-", "")
+    assert latest_campaign().uuid.hex == second.replace("-", "")
     reporter.patch(f"/api/v1/campaigns/{first}/", {"state": "finished"}, format="json")
-    assert str(selectors.latest_campaign().uuid) == first
+    assert str(latest_campaign().uuid) == first
     latest = selectors.stream_comparison(protocol="https", window="latest")
     assert latest["pairs"][0]["multi_gbps"] == pytest.approx(11 * GIB_BITS / 2.0 / 1e9)
 
 
 def test_latest_campaign_is_none_on_an_empty_database():
-    assert selectors.latest_campaign() is None
+    assert latest_campaign() is None
     assert selectors.stream_comparison(protocol="https", window="latest")["pairs"] == []
     assert Campaign.objects.count() == 0
 
@@ -132,17 +134,17 @@ def test_pair_history_is_oldest_first_with_transfers(ingest):
     older = ingest(src="a", dst="b", started=now - timedelta(days=2), failed=1)
     newer = ingest(src="a", dst="b", started=now - timedelta(hours=2), protocol="gridftp")
     ingest(src="b", dst="a", started=now - timedelta(hours=1))
-    history = selectors.pair_history(src="a", dst="b")
+    history = pair_history(src="a", dst="b")
     assert [h["uuid"] for h in history] == [older["uuid"], newer["uuid"]]
     first = history[0]
     assert (first["succeeded"], first["failed"], first["protocol"]) == (10, 1, "https")
     assert len(first["transfers"]) == 11
     assert first["transfers"][0]["outcome"] == "failure"
     assert first["transfers"][0]["error_class"] == "timeout"
-    recent = selectors.pair_history(src="a", dst="b", since=now - timedelta(days=1))
+    recent = pair_history(src="a", dst="b", since=now - timedelta(days=1))
     assert [h["uuid"] for h in recent] == [newer["uuid"]]
-    assert [h["uuid"] for h in selectors.pair_history(src="a", dst="b", limit=1)] == [newer["uuid"]]
-    assert selectors.pair_history(src="a", dst="nobody") == []
+    assert [h["uuid"] for h in pair_history(src="a", dst="b", limit=1)] == [newer["uuid"]]
+    assert pair_history(src="a", dst="nobody") == []
 
 
 def test_latency_and_stream_rows_equal_the_ones_computed_by_hand(ingest, reporter):
@@ -156,12 +158,12 @@ def test_latency_and_stream_rows_equal_the_ones_computed_by_hand(ingest, reporte
     ingest(src="c", dst="b", failed=11, campaign=campaign)  # no throughput: left out
     for window in ("latest", "24h"):
         if window == "latest":  # before and after a campaign finished
-            unfinished = selectors.parse_window(window)
+            unfinished = parse_window(window)
             assert approx_rows(sorted(selectors._stream_rows(unfinished, "https"))) == (
                 approx_rows(reference_stream_rows(window, "https"))
             )
             reporter.patch(f"/api/v1/campaigns/{campaign}/", {"state": "finished"}, format="json")
-        parsed = selectors.parse_window(window)
+        parsed = parse_window(window)
         for protocol in (None, "https", "gridftp"):
             for streams in (None, 8, 1):
                 found = approx_rows(sorted(selectors._latency_rows(parsed, protocol, streams)))

@@ -4,12 +4,19 @@ grid thresholds that follow the link capacity unless a Threshold row says otherw
 import pytest
 from reads_reference import reference_grids, rounded
 
-from webapp.results import grid as grid_model
-from webapp.results import grid_limits, maddash
+from webapp.results.api.maddash import grid_document
+from webapp.results.grid import limits as grid_limits
+from webapp.results.grid import queries as grid_model
+from webapp.results.grid.queries import grid_bands
 from webapp.results.models import Node, Threshold
 
 pytestmark = pytest.mark.django_db
 GIB_BITS = 2**30 * 8
+
+
+def maddash_grid(**query) -> dict:
+    """A grid's MaDDash JSON, as GET /maddash/grids/<name> answers it."""
+    return grid_document(grid_bands(**query))
 
 
 def seconds_for(gbps: float, k: int = 11) -> float:
@@ -85,7 +92,7 @@ def two_gbit_lab(post):
 
 
 def test_default_thresholds_are_fractions_of_the_link(two_gbit_lab):
-    grid = maddash.maddash_grid(name="https", window="24h")
+    grid = maddash_grid(name="https", window="24h")
     assert cell_status(grid, "a", "b")[0] == grid_limits.OK
     assert cell_status(grid, "b", "c")[0] == grid_limits.WARNING
     assert cell_status(grid, "c", "a")[0] == grid_limits.CRITICAL
@@ -96,13 +103,13 @@ def test_default_thresholds_are_fractions_of_the_link(two_gbit_lab):
 def test_fractions_come_from_the_settings(two_gbit_lab, settings):
     settings.TPCBENCH_OK_LINK_FRACTION = 0.1  # 0.2 Gbit/s
     settings.TPCBENCH_WARNING_LINK_FRACTION = 0.1
-    grid = maddash.maddash_grid(name="https", window="24h")
+    grid = maddash_grid(name="https", window="24h")
     assert cell_status(grid, "b", "c")[0] == grid_limits.OK
 
 
 def test_a_threshold_row_in_the_admin_still_wins(two_gbit_lab):
     Threshold.objects.create(protocol="https", ok_gbps=0.25, warning_gbps=0.05)
-    grid = maddash.maddash_grid(name="https", window="24h")
+    grid = maddash_grid(name="https", window="24h")
     assert [cell_status(grid, *pair)[0] for pair in (("b", "c"), ("c", "a"))] == [
         grid_limits.OK,
         grid_limits.WARNING,
@@ -110,7 +117,7 @@ def test_a_threshold_row_in_the_admin_still_wins(two_gbit_lab):
     assert grid["statusLabels"][0] == "Throughput >= 0.25 Gbps"
     c, a = Node.objects.get(name="c"), Node.objects.get(name="a")
     Threshold.objects.create(protocol="https", src=c, dst=a, ok_gbps=0.05, warning_gbps=0.01)
-    grid = maddash.maddash_grid(name="https", window="24h")
+    grid = maddash_grid(name="https", window="24h")
     assert cell_status(grid, "c", "a")[0] == grid_limits.OK
 
 
@@ -121,7 +128,7 @@ def test_mixed_links_limit_each_pair_by_its_smaller_link(post, window):
     post(src="c", dst="a", seconds=seconds_for(0.5))
     grids = grid_model.build_bands(["https"], window)
     assert rounded(grids) == rounded(reference_grids(["https"], window))
-    grid = maddash.maddash_grid(name="https", window="24h")
+    grid = maddash_grid(name="https", window="24h")
     assert cell_status(grid, "a", "b")[0] == grid_limits.OK  # 1 >= 0.3 x min(2, 10)
     assert cell_status(grid, "b", "c")[0] == grid_limits.WARNING  # 2.5 < 0.3 x 10
     assert cell_status(grid, "c", "a")[0] == grid_limits.WARNING  # 0.5 < 0.3 x 2 (a's, known)

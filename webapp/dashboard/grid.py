@@ -18,11 +18,10 @@ from django.utils.safestring import SafeString, mark_safe
 
 from webapp.results.cache import cached_aggregate
 from webapp.results.choices import Auth, Client, Protocol
-from webapp.results.grid import build_bands, grid_dimensions
-from webapp.results.grid_bands import GridBands
-from webapp.results.grid_limits import status_labels
-from webapp.results.reference_selectors import latest_link_baselines
-from webapp.results.selectors import CampaignStart
+from webapp.results.grid.bands import GridBands, status_labels
+from webapp.results.grid.queries import build_bands, grid_dimensions
+from webapp.results.selectors.baselines import latest_link_baselines
+from webapp.results.selectors.campaigns import CampaignStart
 
 # MaDDash status codes (CheckConstants.java) and its colour-blind-safe default palette.
 STATUS_NAMES = ("OK", "WARNING", "CRITICAL", "UNKNOWN", "NOT RUN")
@@ -268,7 +267,7 @@ def grid_page_data(
     (window)."""
     measured = grid_dimensions()  # one query for the grids to show and the choices
     names = [p for p in Protocol.values if (p, auth, client) in measured]
-    # As results.grid.all_grid_bands, with the combinations read once.
+    # As results.grid.queries.all_grid_bands, with the combinations read once.
     grids = build_bands(names, window, with_campaign=True, auth=auth, client=client)
     links = latest_link_baselines() if grids else {}
     return GridPage(

@@ -1,4 +1,4 @@
-"""Tables of the pair page, shaped from `results.selectors.pair_history` rows."""
+"""Tables of the pair page, shaped from `results.selectors.pairs` rows."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from datetime import datetime
 from webapp.dashboard.plots import dimension_order
 from webapp.results.choices import Outcome
 from webapp.results.phases import median, setup_s
-from webapp.results.reference_selectors import baseline_fraction
+from webapp.results.selectors.baselines import baseline_fraction
 
 RECENT_MEASUREMENTS = 8
 

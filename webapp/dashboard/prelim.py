@@ -14,9 +14,9 @@ from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
 from webapp.dashboard.plots import BASE_LAYOUT, colour
-from webapp.results import reference_selectors
 from webapp.results.choices import PrelimKind
 from webapp.results.models import PrelimRun
+from webapp.results.selectors.prelim_runs import prelim_runs
 
 METHOD_NAMES = {"cp": "cp (memory to memory)", "https": "HTTPS-TPC", "gridftp": "GridFTP-TPC"}
 METHOD_ORDER = ("cp", "https", "gridftp")
@@ -109,9 +109,9 @@ def _section(kind: str, runs: list[PrelimRun], chosen: str | None) -> dict[str, 
 @require_safe
 def prelim_page(request: HttpRequest) -> HttpResponse:
     chosen = request.GET.get("run")
-    runs = reference_selectors.prelim_runs(limit=RECENT_RUNS * 2)
+    runs = prelim_runs(limit=RECENT_RUNS * 2)
     if chosen and _is_uuid(chosen) and not any(str(r.uuid) == chosen for r in runs):
-        runs += reference_selectors.prelim_runs(uuid=chosen)  # an older run, asked by name
+        runs += prelim_runs(uuid=chosen)  # an older run, asked by name
     sections = [_section(kind, runs, chosen) for kind in PrelimKind.values]
     context = {"nav": "prelim", "sections": sections, "any": any(s["run"] for s in sections)}
     return render(request, "dashboard/prelim.html", context)

@@ -1,29 +1,24 @@
 """The grid page's "Run a campaign now" button: a pending manual campaign, at most one.
 
-The campaign is made by the same service as POST /api/v1/campaigns/ and needs the same
-permission (results.add_campaign, which the tpcbench-reporters group has); the orchestrator
-polls GET /api/v1/campaigns/?state=pending and starts it. A press while a campaign is pending
-or running asks for nothing more. Who pressed is kept as the campaign's admin log entry.
+The campaign is made by services.campaigns.campaign_run_now, through the same service as POST
+/api/v1/campaigns/, and needs the same permission (results.add_campaign, which the
+tpcbench-reporters group has); the orchestrator polls GET /api/v1/campaigns/?state=pending and
+starts it. A press while a campaign is pending or running asks for nothing more. Who pressed
+is kept as the campaign's admin log entry.
 """
 
 from __future__ import annotations
 
 from django.contrib import messages
-from django.contrib.admin.models import ADDITION, LogEntry
 from django.contrib.auth.views import redirect_to_login
-from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import PermissionDenied
-from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from webapp.dashboard.campaign_status import pending_campaigns, running_campaign
-from webapp.results import services
-from webapp.results.cache import lock_data_version
-from webapp.results.models import Campaign
+from webapp.results.services.campaigns import campaign_run_now
 
 PERMISSION = "results.add_campaign"  # what the API's POST /api/v1/campaigns/ requires
 REQUESTED = "Campaign requested; the orchestrator will start it within its poll interval."
@@ -33,26 +28,6 @@ def _when(moment) -> str:
     return timezone.localtime(moment).strftime("%Y-%m-%d %H:%M %Z") if moment else "?"
 
 
-def request_campaign(*, user) -> tuple[Campaign, bool]:
-    """The pending or running campaign if there is one (False), else a new pending one (True)."""
-    with transaction.atomic():
-        # Presses take turns (a row lock, any database): two cannot both see "none pending".
-        lock_data_version()
-        busy = pending_campaigns().first() or running_campaign().first()
-        if busy is not None:
-            return busy, False
-        campaign = services.campaign_request()
-        LogEntry.objects.create(
-            user_id=user.pk,
-            content_type=ContentType.objects.get_for_model(Campaign),
-            object_id=str(campaign.pk),
-            object_repr=str(campaign)[:200],
-            action_flag=ADDITION,
-            change_message="Requested from the dashboard (run now).",
-        )
-        return campaign, True
-
-
 @require_POST
 def run_now(request: HttpRequest) -> HttpResponse:
     grid = reverse("dashboard:grid")
@@ -60,7 +35,7 @@ def run_now(request: HttpRequest) -> HttpResponse:
         return redirect_to_login(grid, reverse("admin:login"))
     if not request.user.has_perm(PERMISSION):
         raise PermissionDenied("Requesting a campaign needs the results.add_campaign permission.")
-    campaign, created = request_campaign(user=request.user)
+    campaign, created = campaign_run_now(user=request.user)
     if created:
         messages.success(request, REQUESTED)
     elif campaign.state == "pending":

@@ -23,9 +23,13 @@ from webapp.dashboard.history import (
     with_link_fraction,
     with_phase_summaries,
 )
-from webapp.results import reference_selectors, selectors
 from webapp.results.choices import Auth, Client, Protocol
-from webapp.results.models import Measurement, Node
+from webapp.results.selectors.aggregates import stream_comparison, throughput_vs_latency
+from webapp.results.selectors.baselines import pair_baselines
+from webapp.results.selectors.campaigns import latest_campaign
+from webapp.results.selectors.measurements import measurements_exist, missing_nodes
+from webapp.results.selectors.pairs import pair_measurements, pair_series
+from webapp.results.windows import parse_window
 
 # The windows every page offers, as (value for ?window=, label).
 WINDOWS = (
@@ -47,7 +51,7 @@ def _window(request: HttpRequest, default: str) -> tuple[str, str | None]:
     """The requested window and, when it does not parse, the reason."""
     value = request.GET.get("window") or default
     try:
-        return selectors.parse_window(value).label, None  # normalised: "7D" -> "7d"
+        return parse_window(value).label, None  # normalised: "7D" -> "7d"
     except ValueError as exc:
         return value, str(exc)
 
@@ -108,7 +112,7 @@ def grid_page(request: HttpRequest) -> HttpResponse:
         "sections": [],
     }
     if error:
-        context["empty"] = not Measurement.objects.exists()
+        context["empty"] = not measurements_exist()
         return render(request, "dashboard/grid.html", context, status=400)
     # One grid per protocol with results of (auth, client); none measured: an empty database.
     page = grid_page_data(window=window, auth=auth, client=client)
@@ -152,8 +156,7 @@ def _render_with_tables(request: HttpRequest, template: str, context: dict) -> H
 
 @require_safe
 def pair_page(request: HttpRequest, src: str, dst: str) -> HttpResponse:
-    known = set(Node.objects.filter(name__in=[src, dst]).values_list("name", flat=True))
-    missing = [name for name in dict.fromkeys((src, dst)) if name not in known]
+    missing = missing_nodes(src, dst)
     if missing:
         return render(
             request,
@@ -165,13 +168,13 @@ def pair_page(request: HttpRequest, src: str, dst: str) -> HttpResponse:
     since = timezone.now() - timedelta(days=days)
     # The plot and the latest results: the whole window's figures (values only); the
     # transfer table and the phases: only the measurements listed, with their transfers.
-    series = selectors.pair_series(src=src, dst=dst, since=since)
-    baselines = reference_selectors.pair_baselines(src=src, dst=dst, since=since)
+    series = pair_series(src=src, dst=dst, since=since)
+    baselines = pair_baselines(src=src, dst=dst, since=since)
     latest = latest_per_check(series)
     recent_ids = {row["id"] for row in series[-RECENT_MEASUREMENTS:]}  # series: oldest first
     latest_ids = {row["id"] for row in latest}
     ids = sorted(recent_ids | latest_ids)
-    measured = selectors.pair_measurements(src=src, dst=dst, ids=ids) if ids else []
+    measured = pair_measurements(src=src, dst=dst, ids=ids) if ids else []
     query = {"src": src, "dst": dst, "since": since.isoformat(timespec="seconds")}
     context = {
         "nav": "grid",
@@ -207,14 +210,12 @@ def latency_page(request: HttpRequest) -> HttpResponse:
         "window": window,
         "windows": WINDOWS,
         "error": error,
-        "empty": not Measurement.objects.exists(),
+        "empty": not measurements_exist(),
     }
     if error:
         return render(request, "dashboard/latency.html", context, status=400)
     shown = [protocol] if protocol else list(PROTOCOLS)
-    result = selectors.throughput_vs_latency(
-        protocol=protocol or None, streams=streams, window=window
-    )
+    result = throughput_vs_latency(protocol=protocol or None, streams=streams, window=window)
     context["fits"] = [
         {"protocol": name, **fit, "label": plots.fit_label(fit)}
         for name, fit in result["fits"].items()
@@ -238,12 +239,12 @@ def streams_page(request: HttpRequest) -> HttpResponse:
         "window": window,
         "windows": WINDOWS,
         "error": error,
-        "empty": not Measurement.objects.exists(),
+        "empty": not measurements_exist(),
     }
     if error:
         return render(request, "dashboard/streams.html", context, status=400)
     shown = [protocol] if protocol else list(PROTOCOLS)
-    results = [selectors.stream_comparison(protocol=p, window=window) for p in shown]
+    results = [stream_comparison(protocol=p, window=window) for p in shown]
     results = [r for r in results if r.get("pairs")]
     context["results"] = results
     context["summaries"] = [plots.ratio_summary(r) for r in results]
@@ -255,14 +256,14 @@ def streams_page(request: HttpRequest) -> HttpResponse:
 
 def _exports(endpoint: str, protocols: list[str], params: dict, streams: int | None) -> list[dict]:
     """Per protocol: the aggregate endpoint as JSON and the raw measurements behind it as CSV."""
-    window = selectors.parse_window(params["window"])
+    window = parse_window(params["window"])
     raw_filter: dict = {"format": "csv"}
     if streams is not None:
         raw_filter["streams"] = streams
     if window.duration is not None:
         since = timezone.now() - window.duration
         raw_filter["since"] = since.isoformat(timespec="seconds")
-    elif (campaign := selectors.latest_campaign()) is not None:
+    elif (campaign := latest_campaign()) is not None:
         raw_filter["campaign"] = str(campaign.uuid)
     return [
         {

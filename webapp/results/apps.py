@@ -11,7 +11,7 @@ class ResultsConfig(AppConfig):
         from django.db.models.signals import post_migrate
 
         from webapp.results import cache  # noqa: F401  (connects the data-version signals)
-        from webapp.results.reporters import reporters_group_sync
+        from webapp.results.api.permissions import reporters_group_sync
 
         # after the permissions exist (contenttypes and auth hook post_migrate first)
         post_migrate.connect(reporters_group_sync, sender=self)

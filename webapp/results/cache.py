@@ -16,8 +16,8 @@ from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 from django.utils import timezone
 
+from webapp.results.compiled_sql import compiled_query
 from webapp.results.models import Campaign, DataVersion, Measurement, Node, Threshold
-from webapp.results.orm_rows import compiled_query
 
 T = TypeVar("T")
 SINGLETON = 1

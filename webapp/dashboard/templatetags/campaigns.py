@@ -2,7 +2,7 @@
 
 from django import template
 
-from webapp.dashboard.campaign_status import CampaignStatus, campaign_status
+from webapp.results.selectors.campaigns import CampaignStatus, campaign_status
 
 register = template.Library()
 

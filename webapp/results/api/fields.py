@@ -56,6 +56,14 @@ class FreeTextField(StrictCharField):
         return super().to_internal_value(data).replace("\x00", "\ufffd")
 
 
+class ErrorTextField(FreeTextField):
+    """What went wrong, as a tool said it: free text, empty unless given."""
+
+    def __init__(self, **kwargs):
+        kwargs = {"allow_blank": True, "required": False, "default": "", **kwargs}
+        super().__init__(max_length=100_000, **kwargs)
+
+
 class StrictRegexField(JSONStringMixin, serializers.RegexField):
     """Text as sent, matching `regex` (no whitespace trimmed first)."""
 

@@ -5,6 +5,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from webapp.results.api.fields import (
+    ErrorTextField,
     FreeTextField,
     NodeNameField,
     StrictFloatField,
@@ -13,12 +14,20 @@ from webapp.results.api.fields import (
 )
 from webapp.results.choices import Auth, Client, ErrorClass, Outcome, Protocol
 from webapp.results.models import Measurement, Node, Transfer
+from webapp.results.models.measurements import TRANSFER_FIELDS
 from webapp.results.phases import MAX_PHASES, PHASE_NAME, ordered_phases, phases_fit
-from webapp.results.reference_selectors import baseline_fraction
+from webapp.results.selectors.baselines import baseline_fraction
 
 MAX_BYTES = 2**62  # keeps sizes inside PostgreSQL bigint
 MAX_STREAMS = 1024
 MAX_TRANSFERS = 10_000
+
+
+def finished_not_before_started(attrs: dict) -> dict:
+    """A serializer's `validate`: a `finished` time, if any, is not before `started`."""
+    if attrs.get("finished") is not None and attrs["finished"] < attrs["started"]:
+        raise serializers.ValidationError({"finished": "finished is before started."})
+    return attrs
 
 
 @extend_schema_field(
@@ -64,7 +73,7 @@ class TransferInSerializer(serializers.Serializer):
     error_class = serializers.ChoiceField(
         choices=ErrorClass.choices, allow_null=True, required=False, default=None
     )
-    message = FreeTextField(allow_blank=True, required=False, default="", max_length=100_000)
+    message = ErrorTextField()
     duration_s = StrictFloatField(
         min_value=0, required=False, write_only=True, help_text="Ignored: end - start is used."
     )
@@ -213,17 +222,7 @@ class TransferSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Transfer
-        fields = [
-            "index",
-            "start",
-            "end",
-            "bytes",
-            "outcome",
-            "error_class",
-            "message",
-            "phases",
-            "streaming_gbps",
-        ]
+        fields = list(TRANSFER_FIELDS)
 
 
 class MeasurementSerializer(serializers.ModelSerializer):

@@ -1,8 +1,7 @@
-"""API views: thin; validation in serializers, writes in services, reads in selectors."""
+"""The REST resources' views (netbox's api/views.py): measurements, nodes, campaigns, link
+baselines and preliminary runs. Thin: validation in serializers, writes in services, reads
+in selectors."""
 
-from django.db.models import Count, IntegerField, OuterRef, Subquery
-from django.db.models.functions import Coalesce
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiResponse,
     PolymorphicProxySerializer,
@@ -10,43 +9,38 @@ from drf_spectacular.utils import (
     extend_schema_view,
 )
 from rest_framework import mixins, status, viewsets
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from webapp.results import maddash, selectors, services
-from webapp.results.api import aggregate_serializers as agg
+from webapp.results.api import baseline_serializers as bs
 from webapp.results.api import campaign_serializers as cs
+from webapp.results.api import prelim_run_serializers as ps
 from webapp.results.api import serializers as s
 from webapp.results.api.csv_rows import MEASUREMENT_COLUMNS, TRANSFER_COLUMNS, stream_csv
 from webapp.results.api.negotiation import JSONErrorsMixin
-from webapp.results.api.renderers import CSVRenderer, EncodedJSON, FastJSONRenderer, json_bytes
-from webapp.results.cache import cached_aggregate
-from webapp.results.filtersets import CampaignFilterSet, MeasurementFilterSet, NodeFilterSet
-from webapp.results.grid import UnknownGrid, grid_bands, grid_names
-from webapp.results.models import Campaign, Measurement, Node, Transfer
-from webapp.results.reference_selectors import with_baseline
-
-
-def _count(model, field: str) -> Coalesce:
-    """A correlated COUNT, so lists are annotated in one query rather than looped."""
-    subquery = Subquery(
-        model.objects.filter(**{field: OuterRef("pk")})
-        .order_by()
-        .values(field)
-        .annotate(n=Count("*"))
-        .values("n"),
-        output_field=IntegerField(),
-    )
-    return Coalesce(subquery, 0)
-
-
-# Aggregates and grids (large answers): orjson instead of the standard library's encoder.
-FAST_RENDERERS = [
-    FastJSONRenderer,
-    *(r for r in APIView.renderer_classes if r.format != FastJSONRenderer.format),
-]
+from webapp.results.api.parameters import validated_query
+from webapp.results.api.renderers import CSVRenderer
+from webapp.results.filtersets import (
+    BaselineFilterSet,
+    CampaignFilterSet,
+    MeasurementFilterSet,
+    NodeFilterSet,
+    PrelimRunFilterSet,
+)
+from webapp.results.models import Baseline, Campaign, Measurement, Node, PrelimRun, Transfer
+from webapp.results.related_counts import count_related
+from webapp.results.selectors.baselines import with_baseline
+from webapp.results.services.baselines import baseline_ingest
+from webapp.results.services.campaigns import campaign_request, campaign_update
+from webapp.results.services.measurements import (
+    MeasurementConflict,
+    measurement_ingest,
+    measurements_ingest,
+)
+from webapp.results.services.prelim_runs import prelim_run_ingest
+from webapp.results.services.uuid_conflicts import UuidConflict
 
 MAX_BULK = 1000  # measurements per bulk request: a bound on one request's work
 # One measurement's answer is that measurement; a list's, what became of each.
@@ -79,7 +73,7 @@ class MeasurementViewSet(
     def initial(self, request: Request, *args, **kwargs) -> None:
         super().initial(request, *args, **kwargs)
         if self.action == "list":
-            self.list_query = _query(s.MeasurementListQuerySerializer, request)
+            self.list_query = validated_query(s.MeasurementListQuerySerializer, request)
 
     def _expand(self) -> bool:
         return getattr(self, "list_query", {}).get("expand") == "transfers"
@@ -131,8 +125,8 @@ class MeasurementViewSet(
         incoming = s.MeasurementInSerializer(data=request.data)
         incoming.is_valid(raise_exception=True)
         try:
-            result = services.measurement_ingest(payload=incoming.validated_data)
-        except services.MeasurementConflict as conflict:
+            result = measurement_ingest(payload=incoming.validated_data)
+        except MeasurementConflict as conflict:
             return Response({"uuid": [str(conflict)]}, status=status.HTTP_409_CONFLICT)
         body = s.MeasurementSerializer(result.measurement, expand_transfers=False).data
         return Response(body, status=status.HTTP_201_CREATED if result.created else 200)
@@ -155,10 +149,10 @@ class MeasurementViewSet(
                     "status": 400,
                     "errors": exc.detail,
                 }
-        stored = services.measurements_ingest(payloads=[p for _, p in valid])
+        stored = measurements_ingest(payloads=[p for _, p in valid])
         for (i, payload), outcome in zip(valid, stored, strict=True):
             entry = {"index": i, "uuid": str(payload["uuid"])}
-            if isinstance(outcome, services.MeasurementConflict):
+            if isinstance(outcome, MeasurementConflict):
                 entry.update(status=409, errors={"uuid": [str(outcome)]})
             else:
                 entry.update(status=201 if outcome.created else 200)
@@ -182,8 +176,8 @@ class NodeViewSet(viewsets.ReadOnlyModelViewSet):
     """Nodes with their measurement counts (annotated, one query per page)."""
 
     queryset = Node.objects.annotate(
-        measurements_as_src_count=_count(Measurement, "src"),
-        measurements_as_dst_count=_count(Measurement, "dst"),
+        measurements_as_src_count=count_related(Measurement, "src"),
+        measurements_as_dst_count=count_related(Measurement, "dst"),
     )
     serializer_class = s.NodeSerializer
     filterset_class = NodeFilterSet
@@ -194,7 +188,7 @@ class NodeViewSet(viewsets.ReadOnlyModelViewSet):
 class CampaignViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     """Campaigns; POST asks for a campaign now (pending), PATCH reports its progress."""
 
-    queryset = Campaign.objects.annotate(measurement_count=_count(Measurement, "campaign"))
+    queryset = Campaign.objects.annotate(measurement_count=count_related(Measurement, "campaign"))
     serializer_class = cs.CampaignSerializer
     filterset_class = CampaignFilterSet
     lookup_field = "uuid"
@@ -203,7 +197,7 @@ class CampaignViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
     def create(self, request: Request):
         incoming = cs.CampaignCreateSerializer(data=request.data)
         incoming.is_valid(raise_exception=True)
-        campaign = services.campaign_request(**incoming.validated_data)
+        campaign = campaign_request(**incoming.validated_data)
         campaign.measurement_count = 0
         return Response(cs.CampaignSerializer(campaign).data, status=status.HTTP_201_CREATED)
 
@@ -212,162 +206,53 @@ class CampaignViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
         campaign = self.get_object()
         incoming = cs.CampaignUpdateSerializer(instance=campaign, data=request.data)
         incoming.is_valid(raise_exception=True)
-        services.campaign_update(campaign=campaign, **incoming.validated_data)
+        campaign_update(campaign=campaign, **incoming.validated_data)
         campaign.measurement_count = getattr(campaign, "measurement_count", 0)
         return Response(cs.CampaignSerializer(campaign).data)
 
 
-def _wants_csv(request: Request) -> bool:
-    return getattr(request.accepted_renderer, "format", None) == "csv"
+def _ingest(request: Request, incoming_class, store, output_class) -> Response:
+    """POST of a baseline or a preliminary run: 201 stored, 200 already stored, 409 conflict."""
+    incoming = incoming_class(data=request.data)
+    incoming.is_valid(raise_exception=True)
+    try:
+        stored = store(payload=incoming.validated_data)
+    except UuidConflict as conflict:
+        return Response({"uuid": [str(conflict)]}, status=status.HTTP_409_CONFLICT)
+    code = status.HTTP_201_CREATED if stored.created else status.HTTP_200_OK
+    return Response(output_class(stored.item).data, status=code)
 
 
-def _query(serializer_class, request: Request) -> dict:
-    # An empty parameter is one not given, as the list endpoints' filters read it.
-    query = serializer_class(data={k: v for k, v in request.query_params.items() if v != ""})
-    query.is_valid(raise_exception=True)
-    return query.validated_data
+def _responses(output_class) -> dict:
+    return {
+        201: output_class,
+        200: OpenApiResponse(output_class, "Already stored (same payload)"),
+        400: OpenApiResponse(description="Field-level validation errors"),
+        409: OpenApiResponse(description="uuid exists with different content"),
+    }
 
 
-class ThroughputVsLatencyView(JSONErrorsMixin, APIView):
-    """Per pair: mean throughput vs mean RTT over a window, and a least-squares fit per protocol.
+class BaselineViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """Link baselines (iperf3 between two nodes): what TPC throughput is a fraction of."""
 
-    With ?format=csv: the points, one row per pair and protocol.
-    """
+    queryset = Baseline.objects.select_related("src", "dst", "campaign")
+    serializer_class = bs.BaselineSerializer
+    filterset_class = BaselineFilterSet
+    lookup_field = "uuid"
 
-    renderer_classes = [*FAST_RENDERERS, CSVRenderer]
-    csv_columns = list(agg.LatencyPointSerializer().fields)
-
-    @extend_schema(
-        parameters=[agg.ThroughputVsLatencyQuerySerializer],
-        responses=agg.ThroughputVsLatencySerializer,
-    )
-    def get(self, request: Request) -> Response:
-        result = selectors.throughput_vs_latency(
-            **_query(agg.ThroughputVsLatencyQuerySerializer, request)
-        )
-        return Response(result["points"] if _wants_csv(request) else result)
+    @extend_schema(request=bs.BaselineInSerializer, responses=_responses(bs.BaselineSerializer))
+    def create(self, request: Request) -> Response:
+        return _ingest(request, bs.BaselineInSerializer, baseline_ingest, bs.BaselineSerializer)
 
 
-class StreamComparisonView(JSONErrorsMixin, APIView):
-    """Per pair: 1-stream vs multi-stream mean throughput over a window (CSV: the pairs)."""
+class PrelimRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """Preliminary runs on one node (the paper's Figures 3 and 4), with their points."""
 
-    renderer_classes = [*FAST_RENDERERS, CSVRenderer]
-    csv_columns = list(agg.StreamPairSerializer().fields)
+    queryset = PrelimRun.objects.select_related("node").prefetch_related("points")
+    serializer_class = ps.PrelimRunSerializer
+    filterset_class = PrelimRunFilterSet
+    lookup_field = "uuid"
 
-    @extend_schema(
-        parameters=[agg.StreamComparisonQuerySerializer], responses=agg.StreamComparisonSerializer
-    )
-    def get(self, request: Request) -> Response:
-        result = selectors.stream_comparison(**_query(agg.StreamComparisonQuerySerializer, request))
-        return Response(result["pairs"] if _wants_csv(request) else result)
-
-
-class MaddashGridListView(APIView):
-    """MaDDash's grid list: one grid per protocol with results."""
-
-    renderer_classes = FAST_RENDERERS
-
-    @extend_schema(
-        parameters=[agg.DimensionsQuerySerializer],
-        responses=OpenApiTypes.OBJECT,
-        operation_id="maddash_grids_list",
-    )
-    def get(self, request: Request) -> Response:
-        dimensions = _query(agg.DimensionsQuerySerializer, request)
-        query = maddash.dimensions_query(**dimensions)
-        return Response(
-            {
-                "grids": [
-                    {"name": n, "uri": f"/maddash/grids/{n}{query}"}
-                    for n in grid_names(**dimensions)
-                ]
-            }
-        )
-
-
-@cached_aggregate("maddash-grid-json")
-def maddash_grid_json(*, name: str, window: str, auth: str, client: str) -> EncodedJSON:
-    """maddash.maddash_grid() encoded, cached as such: a served grid is sent as it is, not
-    rebuilt and encoded again (half a megabyte of JSON for 30 nodes). Its bands are computed
-    here, not read from their own cache: that would be a second cache entry to write."""
-    bands = grid_bands.uncached(name=name, window=window, auth=auth, client=client)
-    return EncodedJSON(json_bytes(maddash.grid_document(bands)))
-
-
-class MaddashGridView(APIView):
-    """One grid in MaDDash's JSON shape."""
-
-    renderer_classes = FAST_RENDERERS
-
-    @extend_schema(
-        parameters=[agg.MaddashWindowQuerySerializer],
-        responses=OpenApiTypes.OBJECT,
-        operation_id="maddash_grid_retrieve",
-    )
-    def get(self, request: Request, name: str) -> Response:
-        query = _query(agg.MaddashWindowQuerySerializer, request)
-        try:
-            return Response(maddash_grid_json(name=name, **query))
-        except UnknownGrid as exc:
-            raise NotFound(str(exc)) from exc
-
-
-class MaddashRowView(APIView):
-    """One row of a grid (MaDDash's row resource): its cells, each with its checks."""
-
-    renderer_classes = FAST_RENDERERS
-
-    @extend_schema(
-        parameters=[agg.MaddashWindowQuerySerializer],
-        responses=OpenApiTypes.OBJECT,
-        operation_id="maddash_row_retrieve",
-    )
-    def get(self, request: Request, name: str, row: str) -> Response:
-        query = _query(agg.MaddashWindowQuerySerializer, request)
-        try:
-            return Response(maddash.maddash_row(grid=name, row=row, **query))
-        except UnknownGrid as exc:
-            raise NotFound(str(exc)) from exc
-
-
-class MaddashCellView(APIView):
-    """One cell of a grid (MaDDash's cell resource): its checks."""
-
-    renderer_classes = FAST_RENDERERS
-
-    @extend_schema(
-        parameters=[agg.MaddashWindowQuerySerializer],
-        responses=OpenApiTypes.OBJECT,
-        operation_id="maddash_cell_retrieve",
-    )
-    def get(self, request: Request, name: str, row: str, col: str) -> Response:
-        query = _query(agg.MaddashWindowQuerySerializer, request)
-        try:
-            return Response(maddash.maddash_cell(grid=name, row=row, col=col, **query))
-        except UnknownGrid as exc:
-            raise NotFound(str(exc)) from exc
-
-
-class MaddashCheckView(APIView):
-    """One check of one cell with its paged history (MaDDash's check resource)."""
-
-    renderer_classes = FAST_RENDERERS
-
-    @extend_schema(parameters=[agg.MaddashCheckQuerySerializer], responses=OpenApiTypes.OBJECT)
-    def get(self, request: Request, name: str, row: str, col: str, check: str) -> Response:
-        query = _query(agg.MaddashCheckQuerySerializer, request)
-        try:
-            return Response(
-                maddash.maddash_check(
-                    grid=name,
-                    row=row,
-                    col=col,
-                    check=check,
-                    page=query["page"],
-                    per_page=query["resultsPerPage"],
-                    auth=query["auth"],
-                    client=query["client"],
-                )
-            )
-        except UnknownGrid as exc:
-            raise NotFound(str(exc)) from exc
+    @extend_schema(request=ps.PrelimRunInSerializer, responses=_responses(ps.PrelimRunSerializer))
+    def create(self, request: Request) -> Response:
+        return _ingest(request, ps.PrelimRunInSerializer, prelim_run_ingest, ps.PrelimRunSerializer)

@@ -2,7 +2,7 @@
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from webapp.results import reporters
+from webapp.results.api.permissions import api_token_create
 
 
 class Command(BaseCommand):
@@ -12,5 +12,5 @@ class Command(BaseCommand):
         parser.add_argument("name", help="reporter name, e.g. orchestrator")
 
     def handle(self, *args, name: str, **options) -> None:
-        key = reporters.api_token_create(name=name)
+        key = api_token_create(name=name)
         self.stdout.write(f"API token for {name}: {key}")

@@ -4,7 +4,7 @@ import os
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from webapp.results import reporters
+from webapp.results.api.permissions import api_token_ensure
 
 
 class Command(BaseCommand):
@@ -22,7 +22,7 @@ class Command(BaseCommand):
         if not token:
             raise CommandError("no token: pass --token or set TPCBENCH_API_TOKEN")
         try:
-            changed = reporters.api_token_ensure(name=name, key=token)
+            changed = api_token_ensure(name=name, key=token)
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
         self.stdout.write(f"API token for {name} {'installed' if changed else 'already in place'}")

@@ -5,10 +5,11 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from webapp.results import services, synthetic
+from webapp.results import synthetic
 from webapp.results.cache import data_changed
 from webapp.results.choices import CampaignState, Trigger
 from webapp.results.models import Campaign, Measurement, Node
+from webapp.results.services.measurements import IngestResult, measurements_ingest
 
 
 class Command(BaseCommand):
@@ -42,8 +43,8 @@ class Command(BaseCommand):
                 finished=campaign.finished,
                 state=CampaignState.FINISHED,
             )
-            results = services.measurements_ingest(payloads=campaign.measurements)
-            stored += sum(1 for r in results if isinstance(r, services.IngestResult) and r.created)
+            results = measurements_ingest(payloads=campaign.measurements)
+            stored += sum(1 for r in results if isinstance(r, IngestResult) and r.created)
         Node.objects.filter(name__startswith="synthetic-").update(
             site=synthetic.SITE, labels={"synthetic": "true"}
         )

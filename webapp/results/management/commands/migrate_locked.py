@@ -1,5 +1,5 @@
 """`migrate`, one process at a time: every webapp pod runs it before it serves (the chart's
-init container), and concurrent pods take turns (results.queries.migration_lock: an
+init container), and concurrent pods take turns (results.vendor_sql.migration_lock: an
 advisory lock on PostgreSQL, taken before any table exists to lock a row of).
 
 It first waits for the database to accept connections (a bundled PostgreSQL starts alongside
@@ -12,7 +12,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection
 
-from webapp.results.queries import migration_lock
+from webapp.results.vendor_sql import migration_lock
 from webapp.tpcbench_web.health import database_problem
 
 RETRY_EVERY = 2.0

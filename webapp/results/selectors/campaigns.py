@@ -1,9 +1,11 @@
-"""The grid page's "Campaigns" box: what runs, what was asked for, what finished last.
+"""Reads of campaigns: the latest one (what the grids' window 'latest' is), the running and
+pending ones, and the grid page's "Campaigns" box: what runs, what was asked for, what
+finished last.
 
-One query, whatever the number of nodes or campaigns: the three campaigns are chosen by
-subqueries and their measurement counts are correlated subqueries. Who asked for a pending
-campaign is the admin log entry the "run now" view writes (dashboard.run_now); a campaign
-asked for through the API has none.
+The box is one query, whatever the number of nodes or campaigns: the three campaigns are
+chosen by subqueries and their measurement counts are correlated subqueries. Who asked for a
+pending campaign is the admin log entry of the dashboard's "run now"
+(services.campaigns.campaign_run_now); a campaign asked for through the API has none.
 """
 
 from __future__ import annotations
@@ -12,14 +14,61 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.contrib.admin.models import ADDITION, LogEntry
-from django.db.models import Count, F, IntegerField, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Cast, Coalesce
 
 from webapp.results.choices import CampaignState
+from webapp.results.compiled_sql import compiled_query
 from webapp.results.models import Campaign, Measurement
-from webapp.results.orm_rows import compiled_query
+from webapp.results.related_counts import count_related
 
 FINAL_STATES = (CampaignState.FINISHED, CampaignState.FAILED, CampaignState.INTERRUPTED)
+
+
+def _latest_campaign_candidates() -> tuple[QuerySet, QuerySet]:
+    """Finished campaigns, latest first; and campaigns with results, latest first."""
+    finished = Campaign.objects.filter(state=CampaignState.FINISHED).order_by(
+        F("finished").desc(nulls_last=True), "-id"
+    )
+    with_results = Campaign.objects.filter(
+        Exists(Measurement.objects.filter(campaign_id=OuterRef("pk")))
+    ).order_by(F("started").desc(nulls_last=True), "-id")
+    return finished, with_results
+
+
+@dataclass(frozen=True)
+class CampaignStart:
+    """What the grid page shows of the latest campaign (kept with the grids it computes)."""
+
+    started: datetime | None
+
+
+def latest_campaign() -> Campaign | None:
+    """The latest finished campaign; before any has finished, the latest one with results."""
+    finished, with_results = _latest_campaign_candidates()
+    return finished.first() or with_results.first()
+
+
+@compiled_query
+def _latest_finished() -> QuerySet:
+    return _latest_campaign_candidates()[0].values_list("pk", "started")[:1]
+
+
+@compiled_query
+def _latest_with_results() -> QuerySet:
+    return _latest_campaign_candidates()[1].values_list("pk", "started")[:1]
+
+
+def latest_campaign_start() -> tuple[int, datetime | None] | None:
+    """latest_campaign()'s id and start (one query while some campaign has finished)."""
+    found = _latest_finished() or _latest_with_results()
+    return found[0] if found else None
+
+
+def latest_campaign_id() -> int | None:
+    """latest_campaign()'s id."""
+    found = latest_campaign_start()
+    return found[0] if found else None
 
 
 @dataclass(frozen=True)
@@ -52,17 +101,6 @@ class CampaignStatus:
     def busy(self) -> CampaignLine | None:
         """The campaign that makes another "run now" request pointless, if any."""
         return self.pending or self.running
-
-
-def _measurements(**filters) -> Coalesce:
-    counted = (
-        Measurement.objects.filter(campaign=OuterRef("pk"), **filters)
-        .order_by()
-        .values("campaign")
-        .annotate(n=Count("*"))
-        .values("n")
-    )
-    return Coalesce(Subquery(counted, output_field=IntegerField()), 0)
 
 
 def _pk(queryset: QuerySet) -> Subquery:
@@ -110,8 +148,8 @@ def _status_rows() -> QuerySet:
         )
         .order_by()
         .annotate(
-            landed=_measurements(),
-            ok=_measurements(failed=0, succeeded__gt=0),
+            landed=count_related(Measurement, "campaign"),
+            ok=count_related(Measurement, "campaign", failed=0, succeeded__gt=0),
             requested_by=Subquery(requester),
             pending_count=Coalesce(Subquery(pending_count, output_field=IntegerField()), 0),
         )

@@ -19,6 +19,7 @@ from django.db import connection
 from django.db.models import Func, IntegerField
 
 from webapp.results.models import Transfer
+from webapp.results.models.measurements import TRANSFER_FIELDS
 
 
 def _on_postgresql() -> bool:
@@ -42,18 +43,7 @@ class EpochSeconds(Func):
         )
 
 
-_TRANSFER_COLUMNS = (
-    "measurement_id",
-    "index",
-    "start",
-    "end",
-    "bytes",
-    "outcome",
-    "error_class",
-    "message",
-    "phases",
-    "streaming_gbps",
-)
+_TRANSFER_COLUMNS = ("measurement_id", *TRANSFER_FIELDS)
 
 
 def insert_transfers(transfers: Sequence[Transfer]) -> None:

@@ -1,4 +1,4 @@
-"""The results database: nodes, campaigns, measurements and their transfers, grid thresholds."""
+"""What was measured: nodes, campaigns, measurements and their transfers."""
 
 import uuid as uuid_lib
 
@@ -15,6 +15,11 @@ from webapp.results.choices import (
     Trigger,
 )
 
+# What the grids and plots aggregate: the covering indexes carry them, so a windowed
+# aggregate reads no table row.
+AGGREGATED_COLUMNS = [
+    "src", "dst", "streams", "throughput_gbps", "rtt_ms", "succeeded", "failed", "finished",
+]  # fmt: skip
 # The RTT check's rule (orchestrator/campaign/rtt_check.py holds the same): 1 ms or 5%
 # of the target.
 RTT_TOLERANCE_MS = 1.0
@@ -135,30 +140,12 @@ class Measurement(models.Model):
             models.Index(
                 fields=["protocol", "auth", "client", "started"],
                 name="measurement_protocol_started",
-                include=[
-                    "src",
-                    "dst",
-                    "streams",
-                    "throughput_gbps",
-                    "rtt_ms",
-                    "succeeded",
-                    "failed",
-                    "finished",
-                ],
+                include=AGGREGATED_COLUMNS,
             ),
             models.Index(
                 fields=["campaign", "protocol", "auth", "client"],
                 name="measurement_campaign_protocol",
-                include=[
-                    "src",
-                    "dst",
-                    "streams",
-                    "throughput_gbps",
-                    "rtt_ms",
-                    "succeeded",
-                    "failed",
-                    "finished",
-                ],
+                include=AGGREGATED_COLUMNS,
             ),
             # The grids' failure reasons: all-failed measurements are few, and rare in a window.
             models.Index(
@@ -221,66 +208,8 @@ class Transfer(models.Model):
         return f"{self.measurement_id}#{self.index} {self.outcome}"
 
 
-class Threshold(models.Model):
-    """Grid colour thresholds for a protocol, optionally for one source and/or destination.
-
-    The most specific row wins: (src, dst) over src-only or dst-only over protocol-wide; without
-    any row the defaults apply: fractions of the pair's link capacity when a node's is known
-    (OK >= 30%, WARNING >= 10% of the smaller link), else OK >= 30 Gbps, WARNING >= 10 Gbps.
-    """
-
-    protocol = models.CharField(max_length=16, choices=Protocol.choices)
-    src = models.ForeignKey(
-        Node, on_delete=models.CASCADE, null=True, blank=True, related_name="thresholds_as_src"
-    )
-    dst = models.ForeignKey(
-        Node, on_delete=models.CASCADE, null=True, blank=True, related_name="thresholds_as_dst"
-    )
-    ok_gbps = models.FloatField()
-    warning_gbps = models.FloatField()
-
-    class Meta:
-        ordering = ["protocol", "src__name", "dst__name"]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["protocol", "src", "dst"],
-                name="threshold_unique_protocol_src_dst",
-                nulls_distinct=False,
-            ),
-            models.CheckConstraint(
-                name="threshold_ok_above_warning",
-                condition=Q(ok_gbps__gte=F("warning_gbps")) & Q(warning_gbps__gte=0),
-            ),
-        ]
-
-    def __str__(self) -> str:
-        scope = f"{self.src or '*'}->{self.dst or '*'}"
-        return f"{self.protocol} {scope}: OK>={self.ok_gbps} WARNING>={self.warning_gbps}"
-
-
-class DataVersion(models.Model):
-    """A counter bumped by every write; cached aggregates are keyed by it (results.cache)."""
-
-    version = models.BigIntegerField(default=0)
-
-    class Meta:
-        ordering = ["id"]
-
-    def __str__(self) -> str:
-        return f"data version {self.version}"
-
-
-# The references the mesh is read against live in their own module, registered here.
-from webapp.results.reference_models import Baseline, PrelimPoint, PrelimRun  # noqa: E402
-
-__all__ = [
-    "Baseline",
-    "Campaign",
-    "DataVersion",
-    "Measurement",
-    "Node",
-    "PrelimPoint",
-    "PrelimRun",
-    "Threshold",
-    "Transfer",
-]
+# A transfer as it is stored and as the API shows it, in this order (its measurement aside).
+TRANSFER_FIELDS = (
+    "index", "start", "end", "bytes", "outcome", "error_class", "message", "phases",
+    "streaming_gbps",
+)  # fmt: skip

@@ -1,4 +1,4 @@
-"""Writes: ingest of measurements (single and bulk), campaigns created or updated.
+"""Writes of measurements: ingest, single and bulk, idempotent by the client's uuid.
 
 Derived figures are recomputed here from the transfers, never taken from the client:
   throughput = K_ok * S * 8 / mean(duration of successful transfers) / 1e9   (Gbit/s)
@@ -9,17 +9,18 @@ both None when no transfer succeeded.
 import hashlib
 import json
 import uuid as uuid_lib
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from django.db import IntegrityError, transaction
-from django.utils import timezone
 
-from webapp.results import queries
 from webapp.results.cache import data_changed
-from webapp.results.choices import Auth, CampaignState, Client, Outcome, Trigger
+from webapp.results.choices import Auth, Client, Outcome
 from webapp.results.models import Campaign, Measurement, Node, Transfer
+from webapp.results.services.campaigns import campaigns_ensure
+from webapp.results.services.nodes import node_links_update, nodes_ensure
+from webapp.results.vendor_sql import insert_transfers
 
 
 class MeasurementConflict(Exception):
@@ -107,52 +108,6 @@ def payload_fingerprint(payload: dict) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def nodes_ensure(*, names: Iterable[str]) -> dict[str, Node]:
-    """Nodes by name, creating unknown ones; every named node's last_seen becomes now."""
-    now = timezone.now()
-    # Sorted inserts keep concurrent ingests from deadlocking on the unique name index.
-    nodes = [Node(name=n, first_seen=now, last_seen=now) for n in sorted(set(names))]
-    Node.objects.bulk_create(
-        nodes, update_conflicts=True, unique_fields=["name"], update_fields=["last_seen"]
-    )
-    if any(n.pk is None for n in nodes):  # backends that cannot return ids on upsert
-        return {n.name: n for n in Node.objects.filter(name__in=[n.name for n in nodes])}
-    return {n.name: n for n in nodes}
-
-
-def node_links_update(*, payloads: Iterable[dict]) -> None:
-    """Keep each node's link capacity as the payloads report it (src_link_gbps, dst_link_gbps;
-    null forgets it, absent leaves it); one query when any is given, a write only for a node
-    whose capacity changed."""
-    links: dict[str, float | None] = {}
-    for payload in payloads:
-        for role in ("src", "dst"):
-            if f"{role}_link_gbps" in payload:  # null: no longer known (a cap was lifted)
-                links[payload[role]] = payload[f"{role}_link_gbps"]
-    if not links:
-        return
-    stored = dict(Node.objects.filter(name__in=links).values_list("name", "link_gbps"))
-    for name, link in sorted(links.items()):
-        if stored.get(name) != link:
-            Node.objects.filter(name=name).update(link_gbps=link)
-
-
-def campaigns_ensure(*, first_seen: dict[uuid_lib.UUID, datetime]) -> dict[uuid_lib.UUID, Campaign]:
-    """Campaigns by uuid; a uuid seen for the first time becomes a running 'cli' campaign."""
-    if not first_seen:
-        return {}
-    known = {c.uuid: c for c in Campaign.objects.filter(uuid__in=first_seen)}
-    missing = [
-        Campaign(uuid=u, trigger=Trigger.CLI, state=CampaignState.RUNNING, started=started)
-        for u, started in first_seen.items()
-        if u not in known
-    ]
-    if missing:
-        Campaign.objects.bulk_create(missing, ignore_conflicts=True)
-        known = {c.uuid: c for c in Campaign.objects.filter(uuid__in=first_seen)}
-    return known
-
-
 @dataclass
 class _Row:
     """A measurement about to be inserted, with its transfers."""
@@ -216,7 +171,7 @@ def _insert(rows: Sequence[_Row]) -> None:
         for transfer in row.transfers:
             transfer.measurement = row.measurement
             transfers.append(transfer)
-    queries.insert_transfers(transfers)
+    insert_transfers(transfers)
     data_changed()
 
 
@@ -327,47 +282,3 @@ def _insert_all_or_each(rows: dict[uuid_lib.UUID, _Row], stored: dict) -> set[uu
     for uuid, row in rows.items():
         stored[uuid] = row.measurement
     return set(rows)
-
-
-def campaign_request(*, schedule: str = "", trigger: str = Trigger.MANUAL) -> Campaign:
-    """A pending campaign: the 'run now' request the orchestrator polls for."""
-    return Campaign.objects.create(trigger=trigger, schedule=schedule, state=CampaignState.PENDING)
-
-
-def campaign_update(
-    *,
-    campaign: Campaign,
-    state: str | None = None,
-    started: datetime | None = None,
-    finished: datetime | None = None,
-    schedule: str | None = None,
-    trigger: str | None = None,
-    rtt_checks: list[dict] | None = None,
-) -> Campaign:
-    """Orchestrator progress: state and times (a finished campaign gets a finish time), and
-    the RTT check made before measuring."""
-    fields = []
-    for name, value in (
-        ("state", state),
-        ("started", started),
-        ("finished", finished),
-        ("schedule", schedule),
-        ("trigger", trigger),
-        ("rtt_checks", rtt_checks),
-    ):
-        if value is not None:
-            setattr(campaign, name, value)
-            fields.append(name)
-    now = timezone.now()
-    if state == CampaignState.RUNNING and campaign.started is None:
-        campaign.started = now
-        fields.append("started")
-    if (
-        state in {CampaignState.FINISHED, CampaignState.FAILED, CampaignState.INTERRUPTED}
-        and campaign.finished is None
-    ):
-        campaign.finished = max(now, campaign.started or now)
-        fields.append("finished")
-    if fields:
-        campaign.save(update_fields=sorted(set(fields)))
-    return campaign

@@ -1,12 +1,12 @@
-"""Reads of the references: the baseline a measurement is a fraction of, a pair's baselines
-over time (the pair page's Figure 5 line) and the preliminary runs' points (Figures 3, 4)."""
+"""Reads of the link baselines: the one a measurement is a fraction of, each pair's latest
+(the grid), and a pair's over time (the pair page's Figure 5 line)."""
 
 from datetime import datetime
 
 from django.db.models import FloatField, OuterRef, QuerySet, Subquery
 
-from webapp.results.models import Baseline, Measurement, PrelimRun
-from webapp.results.orm_rows import compiled_query
+from webapp.results.compiled_sql import compiled_query
+from webapp.results.models import Baseline, Measurement
 
 
 def with_baseline(measurements: QuerySet[Measurement]) -> QuerySet[Measurement]:
@@ -58,16 +58,3 @@ def pair_baselines(*, src: str, dst: str, since: datetime) -> list[dict]:
     return list(
         rows.order_by("started").values("started", "throughput_gbps", "streams", "tool", "error")
     )
-
-
-def prelim_runs(
-    *, kind: str | None = None, uuid: str | None = None, limit: int = 20
-) -> list[PrelimRun]:
-    """The latest preliminary runs (of one kind, or the one `uuid`), newest first, with their
-    points."""
-    runs = PrelimRun.objects.select_related("node").prefetch_related("points")
-    if kind:
-        runs = runs.filter(kind=kind)
-    if uuid:
-        runs = runs.filter(uuid=uuid)
-    return list(runs.order_by("-started", "-id")[:limit])

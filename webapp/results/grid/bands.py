@@ -1,14 +1,17 @@
 """One grid in plain tuples (GridBands): a row per source, a cell per destination, a band
 per stream setting. The grid page and the MaDDash JSON are both built from it;
-`assemble_grid` makes it from a window's aggregate rows, whichever query produced them."""
+`assemble_grid` makes it from a window's aggregate rows, whichever query produced them, and
+`status_labels` says what its colours mean."""
 
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from operator import itemgetter
 
-from webapp.results.grid_limits import CRITICAL, NOT_RUN, NOT_RUN_MESSAGE, Limits, band_status
-from webapp.results.selectors import CampaignStart
+from django.conf import settings
+
+from webapp.results.grid.limits import CRITICAL, NOT_RUN, NOT_RUN_MESSAGE, Limits, band_status
+from webapp.results.selectors.campaigns import CampaignStart
 
 # Bands of an empty grid: the orchestrator's default stream settings.
 DEFAULT_STREAM_SETTINGS = (8, 1)
@@ -63,7 +66,7 @@ def assemble_grid(
     rows: list[tuple],
     reasons: dict,
     nodes: list[tuple[int, str]],
-    grid_limits: Limits,
+    grid_wide: Limits,
     limits_for: Callable,
     per_link: bool = False,
     *,
@@ -114,9 +117,9 @@ def assemble_grid(
         names=names,
         streams=streams,
         check_names=[check_name(k) for k in streams],
-        ok_gbps=grid_limits.ok_gbps,
-        warning_gbps=grid_limits.warning_gbps,
-        link_gbps=grid_limits.link_gbps,
+        ok_gbps=grid_wide.ok_gbps,
+        warning_gbps=grid_wide.warning_gbps,
+        link_gbps=grid_wide.link_gbps,
         per_link_limits=per_link,
         last_update=max(map(itemgetter(8), rows), default=None),
         cells=cells,
@@ -126,3 +129,20 @@ def assemble_grid(
         auth=auth,
         client=client,
     )
+
+
+def status_labels(bands: GridBands) -> list[str]:
+    """The legend: what each status means in this grid (MaDDash's statusLabels)."""
+    if bands.per_link_limits:  # the limits differ per pair: say what they are fractions of
+        ok = f"{settings.TPCBENCH_OK_LINK_FRACTION:.0%} of the pair's link"
+        warning = f"{settings.TPCBENCH_WARNING_LINK_FRACTION:.0%} of the pair's link"
+    else:
+        ok, warning = f"{bands.ok_gbps:g} Gbps", f"{bands.warning_gbps:g} Gbps"
+    of_link = f" ({bands.link_gbps:g} Gbit/s links)" if bands.link_gbps else ""
+    return [
+        f"Throughput >= {ok}{of_link}",
+        f"Throughput >= {warning} and < {ok}, or some transfers failed",
+        f"Throughput < {warning}, or every transfer failed",
+        "Unable to retrieve data",
+        "Check has not yet run",
+    ]

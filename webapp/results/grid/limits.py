@@ -1,19 +1,12 @@
 """A grid's colours: the OK / WARNING / CRITICAL limits of a pair (the most specific
 Threshold row an admin made, else fractions of the pair's link capacity, else the absolute
-defaults), a band's status and message from its aggregate, and the legend's labels."""
+defaults) and a band's status and message from its aggregate. No queries: the Threshold
+rows come from grid.queries."""
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from django.conf import settings
-from django.db.models import QuerySet
-
-from webapp.results.models import Threshold
-from webapp.results.orm_rows import compiled_query
-
-if TYPE_CHECKING:
-    from webapp.results.grid_bands import GridBands
 
 OK, WARNING, CRITICAL, UNKNOWN, NOT_RUN = 0, 1, 2, 3, 4
 
@@ -35,23 +28,6 @@ class Limits:
 
 # (grid-wide Limits, (src_id, dst_id) -> Limits, whether the defaults differ per pair's link)
 Resolver = tuple[Limits, Callable, bool]
-
-
-def limits_resolvers(protocols: list[str], links: dict[int, float | None]) -> dict[str, Resolver]:
-    """Per protocol: its grid-wide Limits and (src_id, dst_id) -> Limits, the most specific
-    Threshold winning over the defaults. One query for all the protocols.
-
-    `links`: node id -> link capacity in Gbit/s (None: unknown)."""
-    rows = [row for row in _thresholds() if row[0] in protocols]
-    return resolvers_from(protocols, rows, links)
-
-
-@compiled_query
-def _thresholds() -> QuerySet:
-    """Every Threshold row (an admin makes a few): one query compiled once."""
-    return Threshold.objects.order_by().values_list(
-        "protocol", "src_id", "dst_id", "ok_gbps", "warning_gbps"
-    )
 
 
 def _link_defaults(links: dict[int, float | None]) -> tuple[Callable, Limits, bool]:
@@ -85,7 +61,10 @@ def _link_defaults(links: dict[int, float | None]) -> tuple[Callable, Limits, bo
 def resolvers_from(
     protocols: list[str], thresholds: Iterable[tuple], links: dict[int, float | None]
 ) -> dict[str, Resolver]:
-    """limits_resolvers() from Threshold rows (protocol, src_id, dst_id, ok, warning)."""
+    """Per protocol: its grid-wide Limits and (src_id, dst_id) -> Limits, the most specific
+    of the Threshold rows (protocol, src_id, dst_id, ok, warning) winning over the defaults.
+
+    `links`: node id -> link capacity in Gbit/s (None: unknown)."""
     link_limits, link_shown, per_link = _link_defaults(links)
     rows: dict[str, dict[tuple, Limits]] = {p: {} for p in protocols}
     for protocol, src_id, dst_id, ok_gbps, warning_gbps in thresholds:
@@ -106,10 +85,6 @@ def resolvers_from(
         else:
             resolvers[protocol] = (link_shown, resolve, per_link)
     return resolvers
-
-
-def limits_resolver(protocol: str, links: dict[int, float | None]) -> Resolver:
-    return limits_resolvers([protocol], links)[protocol]
 
 
 NOT_RUN_MESSAGE = "No measurement in this window"
@@ -140,19 +115,3 @@ def band_status(
             status = WARNING
         text += f"; {failed}/{succeeded + failed} failed"
     return status, text
-
-
-def status_labels(bands: "GridBands") -> list[str]:
-    if bands.per_link_limits:  # the limits differ per pair: say what they are fractions of
-        ok = f"{settings.TPCBENCH_OK_LINK_FRACTION:.0%} of the pair's link"
-        warning = f"{settings.TPCBENCH_WARNING_LINK_FRACTION:.0%} of the pair's link"
-    else:
-        ok, warning = f"{bands.ok_gbps:g} Gbps", f"{bands.warning_gbps:g} Gbps"
-    of_link = f" ({bands.link_gbps:g} Gbit/s links)" if bands.link_gbps else ""
-    return [
-        f"Throughput >= {ok}{of_link}",
-        f"Throughput >= {warning} and < {ok}, or some transfers failed",
-        f"Throughput < {warning}, or every transfer failed",
-        "Unable to retrieve data",
-        "Check has not yet run",
-    ]

@@ -1,19 +1,23 @@
-"""The grids: one per protocol, over a window (the latest finished campaign, or the last N
-hours or days), cached per data version. Built through the ORM, a few plain queries whatever
-the number of nodes, on PostgreSQL and on the demo's SQLite alike."""
+"""The grids' reads (selectors): one grid per protocol, over a window (the latest finished
+campaign, or the last N hours or days), cached per data version, and one check's history.
+Built through the ORM, a few plain queries whatever the number of nodes, on PostgreSQL and
+on the demo's SQLite alike."""
 
 import re
+from collections.abc import Iterable
+from dataclasses import dataclass
 
 from django.db.models import Avg, Count, Max, Q, QuerySet, Subquery, Sum
 
 from webapp.results.cache import cached_aggregate
 from webapp.results.choices import Auth, Client, Outcome, Protocol
-from webapp.results.grid_bands import GridBands, assemble_grid
-from webapp.results.grid_limits import limits_resolvers
-from webapp.results.models import Measurement, Node, Transfer
-from webapp.results.orm_rows import compiled_query
-from webapp.results.queries import EpochSeconds
-from webapp.results.selectors import CampaignStart, latest_campaign_start, window_lookups
+from webapp.results.compiled_sql import compiled_query
+from webapp.results.grid.bands import GridBands, assemble_grid
+from webapp.results.grid.limits import Limits, Resolver, resolvers_from
+from webapp.results.models import Measurement, Node, Threshold, Transfer
+from webapp.results.selectors.campaigns import CampaignStart, latest_campaign_start
+from webapp.results.selectors.measurements import window_lookups
+from webapp.results.vendor_sql import EpochSeconds
 from webapp.results.windows import Window, parse_window
 
 _CHECK = re.compile(r"^([1-9][0-9]{0,3}) streams?$")
@@ -62,6 +66,23 @@ def _first_of_each_combination() -> QuerySet:
 @compiled_query
 def _nodes() -> QuerySet:
     return Node.objects.order_by("name").values_list("id", "name", "link_gbps")
+
+
+@compiled_query
+def _thresholds() -> QuerySet:
+    """Every Threshold row (an admin makes a few): one query compiled once."""
+    return Threshold.objects.order_by().values_list(
+        "protocol", "src_id", "dst_id", "ok_gbps", "warning_gbps"
+    )
+
+
+def limits_resolvers(protocols: list[str], links: dict[int, float | None]) -> dict[str, Resolver]:
+    """Per protocol: its grid-wide Limits and (src_id, dst_id) -> Limits (limits.resolvers_from
+    over the Threshold rows of `protocols`). One query for all the protocols.
+
+    `links`: node id -> link capacity in Gbit/s (None: unknown)."""
+    rows = [row for row in _thresholds() if row[0] in protocols]
+    return resolvers_from(protocols, rows, links)
 
 
 BandKey = tuple[str, int, int, int]  # (protocol, src_id, dst_id, streams)
@@ -207,3 +228,92 @@ def all_grid_bands(
     holds the start of the latest campaign (`campaign`), which the page shows."""
     names = grid_names(auth=auth, client=client)
     return build_bands(names, window, with_campaign=True, auth=auth, client=client)
+
+
+# A check's measurements as its history shows them.
+CHECK_FIELDS = (
+    "id",
+    "finished",
+    "throughput_gbps",
+    "makespan_gbps",
+    "rtt_ms",
+    "succeeded",
+    "failed",
+)
+
+
+@dataclass(frozen=True)
+class CheckHistory:
+    """One check of one cell: a page of its measurements, newest first, and what colours them."""
+
+    grid: str
+    row: str
+    col: str
+    streams: int
+    auth: str
+    client: str
+    total: int  # measurements of the check, every page
+    per_page: int
+    page: list[dict]  # CHECK_FIELDS of the page's measurements
+    latest: dict | None  # the newest measurement (the check's current state), if any
+    reasons: dict[int, tuple[str, str]]  # measurement id -> its first failure, if all failed
+    limits: Limits
+
+
+def _first_failures(measurements: Iterable[dict | None]) -> dict[int, tuple[str, str]]:
+    """Measurement id -> (error_class, message) of its first failed transfer, for those of
+    `measurements` none of whose transfers succeeded."""
+    failing = tuple(m["id"] for m in measurements if m and m["succeeded"] == 0 and m["failed"])
+    reasons: dict[int, tuple[str, str]] = {}
+    for measurement_id, error_class, message in _failed_transfers(failing):
+        reasons.setdefault(measurement_id, (error_class or "unknown", message))
+    return reasons
+
+
+def check_history(
+    *,
+    grid: str,
+    row: str,
+    col: str,
+    check: str,
+    page: int = 0,
+    per_page: int = 10,
+    auth: str = Auth.X509,
+    client: str = Client.NATIVE,
+) -> CheckHistory:
+    """Check `check` ('8 streams') of cell `row` -> `col` of grid `grid` with the measurements
+    of page `page`. Raises UnknownGrid when the grid, a node or the check does not exist."""
+    streams = parse_check_name(check)
+    if grid not in Protocol.values or streams is None:
+        raise UnknownGrid(f"no check {check!r} in grid {grid!r}")
+    found = Node.objects.filter(name__in=[row, col]).values_list("name", "id", "link_gbps")
+    nodes = {name: node_id for name, node_id, _ in found}
+    links = {node_id: link for _, node_id, link in found}
+    if row not in nodes or col not in nodes or row == col:
+        raise UnknownGrid(f"no cell {row!r} -> {col!r} in grid {grid!r}")
+    measurements = Measurement.objects.filter(
+        protocol=grid,
+        auth=auth,
+        client=client,
+        src_id=nodes[row],
+        dst_id=nodes[col],
+        streams=streams,
+    ).order_by("-started", "-id")
+    total = measurements.count()
+    chosen = list(measurements.values(*CHECK_FIELDS)[page * per_page : (page + 1) * per_page])
+    latest = chosen[0] if page == 0 and chosen else measurements.values(*CHECK_FIELDS).first()
+    _, limits_for, _ = limits_resolvers([grid], links)[grid]
+    return CheckHistory(
+        grid=grid,
+        row=row,
+        col=col,
+        streams=streams,
+        auth=auth,
+        client=client,
+        total=total,
+        per_page=per_page,
+        page=chosen,
+        latest=latest,
+        reasons=_first_failures([*chosen, latest]),
+        limits=limits_for(nodes[row], nodes[col]),
+    )

@@ -1,5 +1,5 @@
 """MaDDash-compatible JSON of the grids (results.grid): the grid, row, cell and check
-resources in MaDDash's shape.
+resources in MaDDash's shape, made from what the grid's selectors read (no queries here).
 
 The JSON keeps MaDDash's names (name, statusLabels, lastUpdateTime, columnNames, columnProps,
 checkNames, grid, rows, report) so MaDDash-era clients can read it; cells carry extra keys
@@ -11,18 +11,17 @@ from urllib.parse import quote
 
 from django.utils import timezone
 
-from webapp.results.choices import Auth, Client, Outcome, Protocol
-from webapp.results.grid import UnknownGrid, grid_bands, parse_check_name
-from webapp.results.grid_bands import NOT_RUN_BAND, Band, GridBands, check_name, epoch
-from webapp.results.grid_limits import (
-    CRITICAL,
-    STATUS_SHORT_NAMES,
-    WARNING,
-    band_status,
-    limits_resolver,
+from webapp.results.choices import Auth, Client
+from webapp.results.grid.bands import (
+    NOT_RUN_BAND,
+    Band,
+    GridBands,
+    check_name,
+    epoch,
     status_labels,
 )
-from webapp.results.models import Measurement, Node, Transfer
+from webapp.results.grid.limits import CRITICAL, STATUS_SHORT_NAMES, WARNING, band_status
+from webapp.results.grid.queries import CheckHistory, UnknownGrid
 
 
 def dimensions_query(auth: str = Auth.X509, client: str = Client.NATIVE) -> str:
@@ -147,19 +146,8 @@ def _checks(bands: GridBands, uris: _Uris, r: int, c: int) -> list[dict] | None:
     return _check_rows(bands, uris, [r])[0][c]
 
 
-def maddash_grid(
-    *, name: str, window: str = "latest", auth: str = Auth.X509, client: str = Client.NATIVE
-) -> dict:
-    """The grid of protocol `name` over `window` of the measurements with this authorization
-    and client; raises UnknownGrid or ValueError (window).
-
-    Built from the cached bands on every call: the cache holds the compact form only.
-    """
-    return grid_document(grid_bands(name=name, window=window, auth=auth, client=client))
-
-
 def grid_document(bands: GridBands) -> dict:
-    """A grid in MaDDash's shape (maddash_grid's answer) from its bands."""
+    """A grid in MaDDash's shape (the grid resource) from its bands."""
     name = bands.name
     names = bands.names
     uris = _Uris(bands)
@@ -189,23 +177,15 @@ def _row_index(bands: GridBands, row: str) -> int:
         raise UnknownGrid(f"no row {row!r} in grid {bands.name!r}") from None
 
 
-def maddash_row(
-    *,
-    grid: str,
-    row: str,
-    window: str = "latest",
-    auth: str = Auth.X509,
-    client: str = Client.NATIVE,
-) -> dict:
+def row_document(bands: GridBands, row: str) -> dict:
     """One row of a grid, like MaDDash's row resource: `cells[]`, one per destination, each
-    with its URI and its checks. Raises UnknownGrid (grid or row) or ValueError (window)."""
-    bands = grid_bands(name=grid, window=window, auth=auth, client=client)
+    with its URI and its checks. Raises UnknownGrid (no such row)."""
     uris = _Uris(bands)
     r = _row_index(bands, row)
     checks = _check_rows(bands, uris, [r])[0]
     return {
         "name": row,
-        "gridName": grid,
+        "gridName": bands.name,
         "window": bands.window,
         "auth": bands.auth,
         "client": bands.client,
@@ -220,23 +200,15 @@ def maddash_row(
     }
 
 
-def maddash_cell(
-    *,
-    grid: str,
-    row: str,
-    col: str,
-    window: str = "latest",
-    auth: str = Auth.X509,
-    client: str = Client.NATIVE,
-) -> dict:
-    """One cell, like MaDDash's cell resource: its `checks[]` (each with its URI)."""
-    bands = grid_bands(name=grid, window=window, auth=auth, client=client)
+def cell_document(bands: GridBands, row: str, col: str) -> dict:
+    """One cell, like MaDDash's cell resource: its `checks[]` (each with its URI). Raises
+    UnknownGrid (no such row, column or cell)."""
     uris = _Uris(bands)
     r, c = _row_index(bands, row), _row_index(bands, col)
     if r == c:
-        raise UnknownGrid(f"no cell {row!r} -> {col!r} in grid {grid!r}")
+        raise UnknownGrid(f"no cell {row!r} -> {col!r} in grid {bands.name!r}")
     return {
-        "gridName": grid,
+        "gridName": bands.name,
         "rowName": row,
         "colName": col,
         "window": bands.window,
@@ -247,71 +219,21 @@ def maddash_cell(
     }
 
 
-def maddash_check(
-    *,
-    grid: str,
-    row: str,
-    col: str,
-    check: str,
-    page: int = 0,
-    per_page: int = 10,
-    auth: str = Auth.X509,
-    client: str = Client.NATIVE,
-) -> dict:
-    """One check of one cell with its history, like MaDDash's check resource.
-
-    The current state is the latest measurement's; history is newest first, paged.
-    Raises UnknownGrid when the grid, a node or the check does not exist.
-    """
-    streams = parse_check_name(check)
-    if grid not in Protocol.values or streams is None:
-        raise UnknownGrid(f"no check {check!r} in grid {grid!r}")
-    found = Node.objects.filter(name__in=[row, col]).values_list("name", "id", "link_gbps")
-    nodes = {name: node_id for name, node_id, _ in found}
-    links = {node_id: link for _, node_id, link in found}
-    if row not in nodes or col not in nodes or row == col:
-        raise UnknownGrid(f"no cell {row!r} -> {col!r} in grid {grid!r}")
-    measurements = Measurement.objects.filter(
-        protocol=grid,
-        auth=auth,
-        client=client,
-        src_id=nodes[row],
-        dst_id=nodes[col],
-        streams=streams,
-    ).order_by("-started", "-id")
-    total = measurements.count()
-    chosen = list(
-        measurements.values(
-            "id", "finished", "throughput_gbps", "makespan_gbps", "rtt_ms", "succeeded", "failed"
-        )[page * per_page : (page + 1) * per_page]
-    )
-    if page > 0 or not chosen:
-        latest = measurements.values(
-            "id", "finished", "throughput_gbps", "makespan_gbps", "rtt_ms", "succeeded", "failed"
-        ).first()
-    else:
-        latest = chosen[0]
-    failing = [m["id"] for m in [*chosen, latest] if m and m["succeeded"] == 0 and m["failed"]]
-    reasons: dict[int, tuple[str, str]] = {}
-    for measurement_id, error_class, message in (
-        Transfer.objects.filter(measurement_id__in=failing, outcome=Outcome.FAILURE)
-        .order_by("measurement_id", "index")
-        .values_list("measurement_id", "error_class", "message")
-    ):
-        reasons.setdefault(measurement_id, (error_class or "unknown", message))
-    _, limits_for, _ = limits_resolver(grid, links)
-    limits = limits_for(nodes[row], nodes[col])
+def check_document(check: CheckHistory) -> dict:
+    """One check of one cell with a page of its history, like MaDDash's check resource: the
+    current state is the latest measurement's; history is newest first."""
+    grid, row, col, auth, client = check.grid, check.row, check.col, check.auth, check.client
 
     def result(m: dict | None) -> dict:
         if m is None:
             return _check_dict(NOT_RUN_BAND)
         ok, bad, value = m["succeeded"], m["failed"], m["throughput_gbps"]
-        status, message = band_status(ok, bad, value, 1, limits, reasons.get(m["id"]))
+        status, message = band_status(ok, bad, value, 1, check.limits, check.reasons.get(m["id"]))
         return _check_dict((status, message, epoch(m["finished"]), value, ok, bad, 1))
 
-    current = result(latest)
+    current = result(check.latest)
     history = []
-    for m in chosen:
+    for m in check.page:
         item = result(m)
         history.append(
             {
@@ -329,7 +251,7 @@ def maddash_check(
                 },
             }
         )
-    label = check_name(streams)
+    label = check_name(check.streams)
     return {
         "gridName": grid,
         "rowName": row,
@@ -348,8 +270,8 @@ def maddash_check(
         "statusShortName": STATUS_SHORT_NAMES[current["status"]],
         "type": "tpcbench",
         "params": {"graphUrl": f"/pairs/{quote(row)}/{quote(col)}/"},
-        "historyPageCount": -(-total // per_page),
-        "historyResultsPerPage": per_page,
+        "historyPageCount": -(-check.total // check.per_page),
+        "historyResultsPerPage": check.per_page,
         "history": history,
         "uri": check_uri(grid, row, col, label, auth, client),
     }
