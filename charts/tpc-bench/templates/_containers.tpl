@@ -40,7 +40,7 @@ the whole data volume and the node's host certificate. */}}
 {{- $_ := set $container "image" (include "tpc-bench.image" (list $root .image)) }}
 {{- $_ := set $container "imagePullPolicy" $root.Values.images.pullPolicy }}
 {{- $_ := set $container "env" (include "tpc-bench.nodeEnv" $root | fromYamlArray) }}
-{{- $_ := set $container "startupProbe" (merge (dict "tcpSocket" (dict "port" .port)) $root.Values.prelim.probes.startup) }}
+{{- $_ := set $container "startupProbe" (merge (dict "tcpSocket" (dict "port" .port)) (include "tpc-bench.setting" (list $root "prelim.probes.startup") | fromYaml)) }}
 {{- $_ := set $container "securityContext" $root.Values.containerSecurityContext }}
 {{- $mounts := list (dict "name" "data" "mountPath" "/data") (dict "name" "run" "mountPath" "/run/tpc-bench") (dict "name" "tmp" "mountPath" "/tmp") }}
 {{- $credentials := list (dict "name" "host-credentials" "mountPath" "/etc/grid-security/tpc-bench" "readOnly" true) (dict "name" "certificates" "mountPath" "/etc/grid-security/certificates" "readOnly" true) }}

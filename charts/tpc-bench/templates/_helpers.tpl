@@ -186,3 +186,57 @@ imagePullSecrets:
 {{- define "tpc-bench.prelimMemory" -}}
 {{- add (include "tpc-bench.bytes" .Values.prelim.memory | int64) 2147483648 }}
 {{- end }}
+
+{{/* A setting newer than some releases' values: (list $ "servers.probes.xrootd.liveness") is
+its value as YAML, nothing when it is empty. `helm upgrade --reuse-values` keeps the values
+of the chart a release was installed with, so a release from before the setting has none;
+then it is the default below. */}}
+{{- define "tpc-bench.setting" -}}
+{{- $value := (index . 0).Values }}
+{{- $default := include "tpc-bench.newerDefaults" . | fromYaml }}
+{{- range $key := splitList "." (index . 1) }}
+{{- $value = get (ternary $value dict (kindIs "map" $value)) $key }}
+{{- $default = get (ternary $default dict (kindIs "map" $default)) $key }}
+{{- end }}
+{{- with (ternary $value $default (kindIs "map" $value)) }}{{ toYaml . }}{{ end }}
+{{- end }}
+
+{{/* values.yaml's defaults of the settings tpc-bench.setting reads (tests/chart/
+test_chart_values.py renders without them to check that they are the same). */}}
+{{- define "tpc-bench.newerDefaults" -}}
+servers:
+  updateStrategy: {type: RollingUpdate}
+  probes:
+    xrootd:
+      readiness: {periodSeconds: 10, timeoutSeconds: 10}
+      liveness: {periodSeconds: 30, timeoutSeconds: 10, failureThreshold: 3}
+    gridftp:
+      readiness: {periodSeconds: 10}
+      liveness: {periodSeconds: 30, timeoutSeconds: 10, failureThreshold: 3}
+    rttProbe:
+      readiness: {periodSeconds: 10}
+certificates:
+  signer:
+    probes:
+      readiness: {periodSeconds: 10}
+      liveness: {periodSeconds: 30, failureThreshold: 10}
+tokens:
+  probes:
+    readiness: {periodSeconds: 10}
+    liveness: {periodSeconds: 30, failureThreshold: 5}
+orchestrator:
+  probes:
+    readiness: {periodSeconds: 10}
+    liveness: {periodSeconds: 30, failureThreshold: 5}
+webapp:
+  probes:
+    readiness: {periodSeconds: 10, timeoutSeconds: 5}
+    liveness: {periodSeconds: 30}
+database:
+  probes:
+    readiness: {periodSeconds: 10}
+    liveness: {periodSeconds: 30, failureThreshold: 6}
+prelim:
+  probes:
+    startup: {periodSeconds: 2, failureThreshold: 60}
+{{- end }}
