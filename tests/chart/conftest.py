@@ -1,6 +1,6 @@
 """The chart's tests: helm (built once from the Go module proxy, cached), the chart rendered
 with its values scenarios, and a release installed into the simulated cluster (whose
-fixture is in tests/conftest.py). Helpers: chart_support.py."""
+fixture is in tests/conftest.py). What the tests share: tests/support/helm_chart.py."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from chart_support import HELM_BUILD, Cluster, Helm
-from support.simcluster import SimCluster
+
+from tests.support.helm_chart import HELM_BUILD, Cluster, Helm
+from tests.support.simcluster import SimCluster
 
 
 @pytest.fixture(scope="session")

@@ -8,9 +8,10 @@ import uuid
 from typing import Any
 
 import pytest
-from chart_support import CHART, SCENARIOS, Cluster, Helm
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
+
+from tests.support.helm_chart import CHART, SCENARIOS, Cluster, Helm
 
 pytestmark = pytest.mark.cluster
 

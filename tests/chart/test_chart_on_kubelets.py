@@ -16,26 +16,14 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
-from chart_support import CHART, Helm
 from cryptography.hazmat.primitives.asymmetric import padding
 from cryptography.x509 import IPAddress, SubjectAlternativeName
-from kubelet_lab import (
-    KUBENODE_BUILD,
-    LAB_VALUES,
-    SERVER_COMPONENTS,
-    TOKEN_VALUES,
-    KubeletLab,
-    all_ready,
-    ca_of,
-    wait_for,
-)
 from kubernetes import client
 
 from ca.authority import CertificateAuthority
@@ -49,10 +37,25 @@ from orchestrator.lab.kube import kernel_settings
 from orchestrator.lab.kube.node_agents import cgroup_dirs
 from orchestrator.lab.network import existing_namespaces
 from orchestrator.lab.topology import LabNetwork
+from tests.support.helm_chart import CHART, Helm
+from tests.support.kubelet_lab import (
+    KUBENODE_BUILD,
+    LAB_VALUES,
+    SERVER_COMPONENTS,
+    TOKEN_VALUES,
+    KubeletLab,
+    all_ready,
+    ca_of,
+    wait_for,
+)
 
 pytestmark = [pytest.mark.cluster, pytest.mark.lab]
 
-NETWORK = LabNetwork(prefix="tpckl", subnet_offset=140)  # nodes at 10.99.141-143.2
+# nodes at 10.99.141-143.2, unless TPCBENCH_LAB_PREFIX / TPCBENCH_LAB_SUBNET_OFFSET say otherwise
+NETWORK = LabNetwork(
+    prefix=os.environ.get("TPCBENCH_LAB_PREFIX", "tpckl"),
+    subnet_offset=int(os.environ.get("TPCBENCH_LAB_SUBNET_OFFSET", "140")),
+)
 NAMESPACE = "tpc"
 RELEASE = "lab"
 SERVER_NODES = ["lab-1", "lab-2"]  # lab-3 starts unlabelled: no server pods there
@@ -96,40 +99,11 @@ def helm(helm_binary: Path, lab: KubeletLab) -> Helm:
     return Helm(helm_binary, Path(lab.record.cluster.workdir) / "control-plane" / "kubeconfig")
 
 
-def tpcbench(lab: KubeletLab, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "TPCBENCH_HOME": str(lab.home)}
-    return subprocess.run(
-        [str(Path(sys.executable).with_name("tpcbench")), *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        check=False,
-    )
-
-
-def run_campaign(lab: KubeletLab) -> tuple[dict, list[dict]]:
-    """A campaign asked for through the webapp (run-now), run by the orchestrator pod."""
-    asked = lab.webapp("lab-1", "POST", "/api/v1/campaigns/", {})
-    uuid = asked["uuid"]
-
-    def finished() -> dict | None:
-        found = lab.webapp("lab-1", "GET", "/api/v1/campaigns/?limit=50")["results"]
-        mine = next(c for c in found if c["uuid"] == uuid)
-        return mine if mine["state"] in ("finished", "failed", "interrupted") else None
-
-    campaign = wait_for(finished, f"campaign {uuid} finished", timeout=600)
-    rows = lab.webapp(
-        "lab-1", "GET", f"/api/v1/measurements/?campaign={uuid}&limit=200&expand=transfers"
-    )
-    return campaign, rows["results"]
-
-
 # -- the cluster lab ---------------------------------------------------------------------------
 
 
 def test_lab_up_kubernetes_gives_ready_nodes_status_and_a_kubeconfig(lab: KubeletLab) -> None:
-    status = tpcbench(lab, "lab", "status", "--json")
+    status = lab.tpcbench("lab", "status", "--json")
     assert status.returncode == 0, status.stderr
     shown = json.loads(status.stdout)
     assert shown["runtime"] == "kubernetes"
@@ -138,7 +112,7 @@ def test_lab_up_kubernetes_gives_ready_nodes_status_and_a_kubeconfig(lab: Kubele
         assert node["state"] == "Ready", node
         assert node["address"] == lab.address(node["name"])
         assert {node[a] for a in ("containerd", "kubelet", "kube-proxy")} == {"ok"}
-    kubeconfig = tpcbench(lab, "lab", "kubeconfig").stdout.strip()
+    kubeconfig = lab.tpcbench("lab", "kubeconfig").stdout.strip()
     assert Path(kubeconfig).is_file() and yaml.safe_load(Path(kubeconfig).read_text())
     # each Node is its lab address, and every node runs cluster DNS's Service rules
     nodes = {n.metadata.name: n for n in lab.core.list_node().items}
@@ -159,7 +133,9 @@ def test_kubelets_changed_the_machines_kernel_settings_and_the_lab_holds_them(
 
 
 def test_a_second_cluster_lab_on_the_same_names_is_refused(lab: KubeletLab, tmp_path: Path) -> None:
-    with pytest.raises(UserError, match=r"network namespace tpckl-lab-1 already exists"):
+    with pytest.raises(
+        UserError, match=rf"network namespace {NETWORK.prefix}-lab-1 already exists"
+    ):
         start_cluster_lab(tmp_path, 3, network=NETWORK)
     with pytest.raises(UserError, match=r"a lab is already running .*kubernetes runtime"):
         start_cluster_lab(lab.home, 3, network=LabNetwork(prefix="tpckx", subnet_offset=200))
@@ -230,7 +206,7 @@ def test_helm_test_passes_and_private_reads_are_private(lab: KubeletLab, helm: H
 def test_a_run_now_campaign_runs_in_the_orchestrator_pod_and_lands_in_postgresql(
     lab: KubeletLab,
 ) -> None:
-    campaign, rows = run_campaign(lab)
+    campaign, rows = lab.run_campaign()
     # 2 ordered pairs x (https with x509 and token, gridftp with x509) x (8, 1) streams, K = 4
     # of 32 MiB (lab values); tokens only for https (native root:// and gridftp take x509 only)
     assert (campaign["state"], campaign["measurements"]) == ("finished", 12)
@@ -244,22 +220,7 @@ def test_a_run_now_campaign_runs_in_the_orchestrator_pod_and_lands_in_postgresql
     assert all(r["rtt_ms"] >= 9.0 for r in rows)  # the emulated WAN's 10 ms, from the probe
     nodes = lab.webapp("lab-1", "GET", "/api/v1/nodes/")["results"]
     assert {(n["name"], n["link_gbps"]) for n in nodes} == {("lab-1", 4.0), ("lab-2", 4.0)}
-    database = lab.pods("database")[0]
-    count = lab.exec(
-        database,
-        "postgresql",
-        [
-            "psql",
-            "-U",
-            "tpcbench",
-            "-d",
-            "tpcbench",
-            "-tAc",
-            f"SELECT count(*) FROM results_measurement m JOIN results_campaign c "
-            f"ON m.campaign_id = c.id WHERE c.uuid = '{campaign['uuid']}'",
-        ],
-    )
-    assert count.strip() == "12"
+    assert lab.stored_measurements(campaign["uuid"]) == 12
 
 
 def test_the_token_area_opens_to_the_issuers_tokens_only(lab: KubeletLab, tmp_path: Path) -> None:
@@ -313,23 +274,11 @@ def test_upgrade_rolls_the_orchestrator_and_keeps_the_ca_token_and_password(
         ),
     )
     helm.run(
-        "upgrade",
-        RELEASE,
-        str(CHART),
-        "--namespace",
-        NAMESPACE,
-        "--reuse-values",
-        "--set",
-        "campaign.streams={1}",
-        "--set",
-        "certificates.clientSource=secret",
-        "--set",
-        "orchestrator.clientCertificateSecret=site-client",
-        "--wait",
-        "--timeout",
-        "10m",
-        timeout=900,
-    )
+        "upgrade", RELEASE, str(CHART), "--namespace", NAMESPACE, "--reuse-values",
+        "--set", "campaign.streams={1}", "--set", "certificates.clientSource=secret",
+        "--set", "orchestrator.clientCertificateSecret=site-client",
+        "--wait", "--timeout", "10m", timeout=900,
+    )  # fmt: skip
     orchestrator = wait_for(
         lambda: [p for p in lab.pods("orchestrator") if all_ready(p)], "the new orchestrator"
     )
@@ -374,8 +323,8 @@ def test_a_stopped_kubelet_fails_that_nodes_measurements_with_a_reason(lab: Kube
     )
     os.kill(kubelet.pid, signal.SIGSTOP)  # stopped: it posts no status and runs no probe
     try:
-        wait_for(lambda: node_state(lab, "lab-3") != "True", "lab-3 NotReady", timeout=120)
-        campaign, rows = run_campaign(lab)
+        wait_for(lambda: lab.node_ready("lab-3") != "True", "lab-3 NotReady", timeout=120)
+        campaign, rows = lab.run_campaign()
     finally:
         os.kill(kubelet.pid, signal.SIGCONT)
     # 6 ordered pairs x (https x509, https token, gridftp) x 1 stream: lab-3's 12 failed
@@ -399,12 +348,7 @@ def test_a_stopped_kubelet_fails_that_nodes_measurements_with_a_reason(lab: Kube
         ("lab-2", "lab-1", "https", "token"),
         ("lab-2", "lab-1", "https", "x509"),
     ]  # gridftp too: with the client key from the Secret
-    wait_for(lambda: node_state(lab, "lab-3") == "True", "lab-3 Ready again", timeout=120)
-
-
-def node_state(lab: KubeletLab, name: str) -> str:
-    node = lab.core.read_node(name)
-    return next(c.status for c in node.status.conditions if c.type == "Ready")
+    wait_for(lambda: lab.node_ready("lab-3") == "True", "lab-3 Ready again", timeout=120)
 
 
 def test_uninstall_leaves_only_what_the_user_asked_to_keep(lab: KubeletLab, helm: Helm) -> None:

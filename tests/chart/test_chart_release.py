@@ -18,7 +18,6 @@ from typing import Any
 
 import pytest
 import yaml
-from chart_support import CHART, Cluster, Helm, release_values, tpcbench_argv
 from cryptography import x509
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
@@ -26,6 +25,7 @@ from kubernetes.config import new_client_from_config
 
 from orchestrator.discovery import KubernetesDiscovery
 from orchestrator.discovery.kubernetes import HOST_DN_TEMPLATE_ANNOTATION
+from tests.support.helm_chart import CHART, Cluster, Helm, release_values, tpcbench_argv
 
 pytestmark = pytest.mark.cluster
 

@@ -10,13 +10,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from chart_support import CHART, Helm, find
 
 from orchestrator.cli import build_parser as tpcbench_parser
 from orchestrator.cluster.signer import TOKEN_KEY_KEY
 from orchestrator.servers.trust_bundle import build_parser as trust_bundle_parser
 from orchestrator.token_issuer import DOCUMENTS
 from orchestrator.token_issuer import build_parser as issuer_parser
+from tests.support.helm_chart import CHART, Helm, find
 
 TOKENS = "tokens-values.yaml"
 SCITOKENS_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"  # what scitokens-cpp 0.7 trusts

@@ -3,7 +3,7 @@ process, the chart's arguments and account) makes the token issuer's signing key
 Secret once and keeps it, publishes the issuer's documents, and signs the issuer's serving
 certificate for its Service name only, through the API server's RBAC and CSR admission.
 
-kwok runs no container, so each test plays one (chart_support.py says how).
+kwok runs no container, so each test plays one (tests/support/helm_chart.py says how).
 """
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from chart_support import CHART, Cluster, Helm, release_values, tpcbench_argv
 from cryptography import x509
 from cryptography.hazmat.primitives.serialization import load_pem_private_key
 from kubernetes import client
 
 from ca.tokens import public_jwk
 from orchestrator.cluster.signer import TOKEN_KEY_KEY
+from tests.support.helm_chart import CHART, Cluster, Helm, release_values, tpcbench_argv
 
 pytestmark = pytest.mark.cluster
 

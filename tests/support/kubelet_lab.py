@@ -1,11 +1,13 @@
 """What the chart's tests on real kubelets share: a cluster lab (`lab up --kubernetes`) and
-ways to look into it as a user would, from a node: the webapp through its Service, a
-server's certificate as another node sees it, a command in a pod."""
+ways to use and look into it as a user would: its `tpcbench` command line, the webapp
+through its Service from a node (a run-now campaign, its measurements), a server's
+certificate as another node sees it, a command in a pod."""
 
 from __future__ import annotations
 
 import base64
 import json
+import os
 import shlex
 import subprocess
 import sys
@@ -18,12 +20,12 @@ import pytest
 from cryptography import x509
 from kubernetes import client
 from kubernetes.stream import stream
-from support.polling import poll_until
 
 from orchestrator.lab.kube.cluster_lab import api_client
 from orchestrator.lab.lifecycle import run_record_path
 from orchestrator.lab.run_record import LabRun
 from orchestrator.lab.topology import LabNetwork
+from tests.support.polling import poll_until
 
 REPO = Path(__file__).resolve().parents[2]
 KUBENODE_BUILD = REPO / "scripts" / "kubenode" / "build.sh"
@@ -95,6 +97,19 @@ class KubeletLab:
             )
         )
 
+    def tpcbench(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """The `tpcbench` command line, on this lab."""
+        env = {**os.environ, "TPCBENCH_HOME": str(self.home)}
+        return subprocess.run(
+            [str(Path(sys.executable).with_name("tpcbench")), *args],
+            capture_output=True, text=True, env=env, timeout=120, check=False,
+        )  # fmt: skip
+
+    def node_ready(self, name: str) -> str:
+        """The Node's Ready condition: "True", "False" or "Unknown"."""
+        node = self.core.read_node(name)
+        return str(next(c.status for c in node.status.conditions if c.type == "Ready"))
+
     def secret(self, suffix: str) -> dict[str, str]:
         read = self.core.read_namespaced_secret(f"{self.fullname}-{suffix}", self.namespace)
         return {k: base64.b64decode(v).decode() for k, v in (read.data or {}).items()}
@@ -127,6 +142,29 @@ class KubeletLab:
         if body is not None:
             argv += ["-d", json.dumps(body)]
         return json.loads(self.in_node(node, [*argv, f"http://{service.spec.cluster_ip}{path}"]))
+
+    def run_campaign(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """A campaign asked for through the webapp (run-now), run by the orchestrator pod: the
+        campaign when it has ended, and its measurements with their transfers."""
+        uuid = self.webapp("lab-1", "POST", "/api/v1/campaigns/", {})["uuid"]
+
+        def finished() -> dict[str, Any] | None:
+            found = self.webapp("lab-1", "GET", "/api/v1/campaigns/?limit=50")["results"]
+            mine = next(c for c in found if c["uuid"] == uuid)
+            return mine if mine["state"] in ("finished", "failed", "interrupted") else None
+
+        campaign = wait_for(finished, f"campaign {uuid} finished", timeout=600)
+        path = f"/api/v1/measurements/?campaign={uuid}&limit=200&expand=transfers"
+        return campaign, self.webapp("lab-1", "GET", path)["results"]
+
+    def stored_measurements(self, campaign: str) -> int:
+        """How many measurements of the campaign the release's PostgreSQL holds."""
+        query = (
+            "SELECT count(*) FROM results_measurement m JOIN results_campaign c "
+            f"ON m.campaign_id = c.id WHERE c.uuid = '{campaign}'"
+        )
+        psql = ["psql", "-U", "tpcbench", "-d", "tpcbench", "-tAc", query]
+        return int(self.exec(self.pods("database")[0], "postgresql", psql).strip())
 
     def served_certificate(self, from_node: str, node: str, port: int = 8443) -> x509.Certificate:
         """The certificate `node`'s server presents, as `from_node` sees it over the lab."""

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 import yaml
 from kubernetes import client, dynamic
-from support.simcluster import SimCluster, fake_node
 
 from orchestrator.lab.kube.control_plane import write_kubeconfig
+from tests.support.simcluster import SimCluster, fake_node
 
 REPO = Path(__file__).resolve().parents[2]
 CHART = REPO / "charts" / "tpc-bench"
