@@ -1,8 +1,16 @@
 """Turn one grid (`results.grid`, what the MaDDash JSON is built from too) into HTML.
 
-The table is built in Python rather than in a template loop: a 30-node mesh has 870
-cells x 2 bands per protocol, and Django's template engine would spend most of the
-page's time budget on those inner loops. Every value is escaped here.
+The table's frame (caption, header row) is the template dashboard/_grid_table.html. Its
+body is joined here from pieces Django escapes: `format_html` makes each row's and each
+column's parts of a cell, and a band's fixed parts (per check, status and counts: they
+recur all over a table), once per table; `escape` takes names and messages. A band's value
+is digits and our own words.
+
+Joined rather than a template loop or `format_html_join` over every cell and band: a
+30-node mesh has 870 cells x 2 bands per protocol, and the benchmark's grid page
+(bench/webapp.py: 30 nodes, the latest campaign, two grids) built its tables in 7 ms
+joined, 100 ms with `format_html` per cell and band, 256 ms with the body in the template's
+loops, against a 150 ms budget for the whole page (5 ms when the escaping was our own).
 """
 
 from __future__ import annotations
@@ -10,23 +18,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
-from html import escape
 from urllib.parse import quote
 
+from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 
 from webapp.results.cache import cached_aggregate
 from webapp.results.choices import Auth, Client, Protocol
 from webapp.results.grid.bands import GridBands, status_labels
+from webapp.results.grid.limits import NOT_RUN, STATUS_SHORT_NAMES, UNKNOWN
 from webapp.results.grid.queries import build_bands, grid_dimensions
 from webapp.results.selectors.baselines import latest_link_baselines
 from webapp.results.selectors.campaigns import CampaignStart
 
 # MaDDash status codes (CheckConstants.java) and its colour-blind-safe default palette.
-STATUS_NAMES = ("OK", "WARNING", "CRITICAL", "UNKNOWN", "NOT RUN")
+STATUS_NAMES = tuple(STATUS_SHORT_NAMES)
 STATUS_COLOURS = ("#009E73", "#F0E442", "#CC79A7", "#E69F00", "#56B4E9")
-UNKNOWN, NOT_RUN = 3, 4
+TABLE_TEMPLATE = "dashboard/_grid_table.html"
 
 PROTOCOL_TITLES = {
     "https": "HTTPS (XRootD, WebDAV COPY)",
@@ -72,10 +82,6 @@ def format_time(epoch: float | int | None) -> str:
     return _minute_text(int(epoch) // 60) if epoch else "never"
 
 
-def format_gbps(value: float | None) -> str:
-    return "no value" if value is None else f"{value:.2f} Gbps"
-
-
 def status_name(status: int) -> str:
     return STATUS_NAMES[status] if 0 <= status < len(STATUS_NAMES) else f"STATUS {status}"
 
@@ -86,13 +92,12 @@ _STATUS_CLASS = {status: f"band s{status}" for status in range(NOT_RUN + 1)}
 
 def _band_pieces(
     check_name: str, status: int, ok: int, failed: int, counts: dict[tuple[int, int], str]
-) -> tuple[str, str, str, str]:
+) -> tuple[SafeString, SafeString, SafeString, SafeString]:
     """The fixed pieces of a band's <span> and of the words a screen reader hears, for bands of
     this check, status and counts (they recur all over a table): (span up to the value, span
     from the value up to the time, words up to the value, words after it).
 
     data-tip holds the tooltip's fields, one a line: check, value, status, count, time, message.
-    `check_name` comes HTML-escaped; the rest is plain words.
     `counts` remembers "k/K succeeded" per (succeeded, failed): a few pairs recur in a grid.
     """
     classes = _STATUS_CLASS.get(status) or f"band s{UNKNOWN}"
@@ -104,29 +109,24 @@ def _band_pieces(
     if failed:
         # Some transfers failed: hatched; none succeeded: also crossed out.
         classes += " failed" if ok else " failed allfailed"
-    name = STATUS_NAMES[status] if 0 <= status < len(STATUS_NAMES) else f"STATUS {status}"
+    name = status_name(status)
     return (
-        f'<span class="{classes}" data-status="{status}" data-tip="{check_name}\n',
-        f"\n{name}\n{count}\n",
-        f"{check_name} ",
-        f" {name}, {count}" if failed else f" {name}",
+        format_html(
+            '<span class="{}" data-status="{}" data-tip="{}\n', classes, status, check_name
+        ),
+        format_html("\n{}\n{}\n", name, count),
+        format_html("{} ", check_name),
+        format_html(" {}, {}", name, count) if failed else format_html(" {}", name),
     )
 
 
-class PairLinks:
-    """History-page links for every cell: reverse() once per table, then fill in names."""
-
-    def __init__(self) -> None:
-        pattern = reverse("dashboard:pair", kwargs={"src": "SRC", "dst": "DST"})
-        self._head, _, tail = pattern.partition("SRC")
-        self._middle, _, self._end = tail.partition("DST")
-
-    def href(self, src: str, dst: str) -> str:
-        return f"{self._head}{quote(src, safe='')}{self._middle}{quote(dst, safe='')}{self._end}"
-
-    def row_hrefs(self, names: list[str]) -> list[tuple[str, str]]:
-        """Per source: (the part of its row's hrefs before the destination, after it)."""
-        return [(f"{self._head}{quote(n, safe='')}{self._middle}", self._end) for n in names]
+def _pair_link_parts() -> tuple[str, str, str]:
+    """The pair page's URL around its two names (before the source, between them, after the
+    destination): reverse() once per table."""
+    pattern = reverse("dashboard:pair", kwargs={"src": "SRC", "dst": "DST"})
+    head, _, tail = pattern.partition("SRC")
+    middle, _, end = tail.partition("DST")
+    return head, middle, end
 
 
 def of_link(value_gbps: float, link_gbps: float | None) -> str:
@@ -136,45 +136,52 @@ def of_link(value_gbps: float, link_gbps: float | None) -> str:
     return f" ({100 * value_gbps / link_gbps:.0f}% of the link's {link_gbps:.2f})"
 
 
+_SAME_NODE = '<td class="self" aria-label="same node"></td>'
+_BAND_END = '"></span>'
+_join = "".join
+
+
 def build_table(
     grid: GridBands,
     slug: str,
     title: str,
     links: dict[tuple[str, str], float] | None = None,
 ) -> SafeString:
-    """The grid as an HTML table; names are escaped and quoted once, not once per cell.
+    """The grid as an HTML table. A cell is
+    <td><a class="cell" href="HREF" aria-label="SRC to DST: WORDS" data-src="SRC"
+    data-dst="DST">BANDS</a></td>: its row's and its column's parts are made once per table,
+    by format_html; per cell only the words and bands are put in.
     `links`: each pair's latest link baseline, so a value reads as a fraction of it too."""
     links = links or {}
-    check_names = [escape(n) for n in grid.check_names]
-    names = [escape(n) for n in grid.names]
-    quoted = [escape(quote(n, safe="")) for n in grid.names]
-    hrefs = PairLinks().row_hrefs(grid.names)
+    # Django's escaping, once per name: format_html passes an escaped string through as it is.
+    names = [escape(name) for name in grid.names]
+    quoted = [escape(quote(name, safe="")) for name in grid.names]
+    head, middle, end = (escape(part) for part in _pair_link_parts())
+    columns = [
+        (
+            format_html('{}{}" aria-label="', dst_quoted, end),
+            format_html(" to {}: ", dst),
+            format_html('" data-dst="{}">', dst),
+        )
+        for dst, dst_quoted in zip(names, quoted, strict=True)
+    ]
     times: dict[int | None, str] = {}  # minute -> its text (a campaign spans few minutes)
     counts: dict[tuple[int, int], str] = {}
-    parts = [
-        f'<table class="grid" id="grid-{escape(slug)}" data-grid="{escape(grid.name)}">',
-        f'<caption class="visually-hidden">{escape(title)}: rows are sources, columns are'
-        " destinations; each cell has one band per check, top to bottom: "
-        f"{escape(', '.join(grid.check_names))}.</caption>",
-        '<thead><tr><td class="corner"><span>destination \u2192</span><span>source \u2193</span>'
-        "</td>",
-    ]
-    parts.extend(f'<th scope="col" class="col"><span>{name}</span></th>' for name in names)
-    parts.append("</tr></thead><tbody>")
+    parts: list[str] = []
     append = parts.append
-    # Per (check, status, succeeded, failed): the band's fixed pieces (_band_html's), which
+    # Per (check, status, succeeded, failed): the band's fixed pieces (_band_pieces'), which
     # recur all over a table; per band only the value, time and message are put in.
-    pieces: dict[tuple[int, int, int, int], tuple[str, str, str, str]] = {}
-    checks = list(enumerate(check_names))
+    pieces: dict[tuple[int, int, int, int], tuple[SafeString, ...]] = {}
+    checks = list(enumerate(grid.check_names))
     for r, row_cells in enumerate(grid.cells):
         src = names[r]
-        head, end = (escape(part) for part in hrefs[r])
-        append(f'<tr><th scope="row" class="row">{src}</th>')
+        append(format_html('<tr><th scope="row" class="row">{}</th>', src))
+        row_href = format_html('<td><a class="cell" href="{}{}{}', head, quoted[r], middle)
+        row_data = format_html('" data-src="{}', src)
         for c, cell in enumerate(row_cells):
             if cell is None:
-                append('<td class="self" aria-label="same node"></td>')
+                append(_SAME_NODE)
                 continue
-            dst = names[c]
             link = links.get((grid.names[r], grid.names[c])) if links else None
             bands = []
             spoken = []
@@ -190,6 +197,7 @@ def build_table(
                         check_name, status, ok, failed, counts
                     )
                 span_head, span_middle, spoken_head, spoken_tail = fixed
+                # The value: digits and our own words, nothing to escape.
                 if value_gbps is None:
                     value = "no value"
                 else:
@@ -198,16 +206,20 @@ def build_table(
                     message = ""  # it would only repeat the value
                 elif message:
                     message = escape(" ".join(message.split()))
-                bands.append(f'{span_head}{value}{span_middle}{when}\n{message}"></span>')
-                spoken.append(f"{spoken_head}{value}{spoken_tail}")
-            # Names come escaped and the rest of the label is plain words.
+                bands.append(_join((span_head, value, span_middle, when, "\n", message, _BAND_END)))
+                spoken.append(_join((spoken_head, value, spoken_tail)))
+            href_tail, to_dst, data_dst = columns[c]
             append(
-                f'<td><a class="cell" href="{head}{quoted[c]}{end}" aria-label="{src} to {dst}: '
-                f'{"; ".join(spoken)}" data-src="{src}" data-dst="{dst}">{"".join(bands)}</a></td>'
-            )
+                _join(
+                    (
+                        row_href, href_tail, src, to_dst, "; ".join(spoken), row_data,
+                        data_dst, _join(bands), "</a></td>",
+                    )
+                )
+            )  # fmt: skip
         append("</tr>")
-    append("</tbody></table>")
-    return mark_safe("".join(parts))  # every value above is escaped
+    context = {"grid": grid, "slug": slug, "title": title, "body": mark_safe(_join(parts))}
+    return mark_safe(render_to_string(TABLE_TEMPLATE, context).strip())
 
 
 def build_section(
