@@ -17,7 +17,7 @@ from tests.support.polling import poll_until
 from tests.support.simcluster import SimCluster, ensure_binaries
 
 # Fixtures that tests in several folders use, defined beside the helpers they drive.
-pytest_plugins = ["tests.support.two_nodes"]
+pytest_plugins = ["tests.support.ingest_server", "tests.support.two_nodes"]
 
 
 @pytest.fixture(scope="session")

@@ -9,10 +9,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from podman_lab import LAB_FILE_SIZE, PODMAN_NETWORK, PodmanLab
 
 from ca.authority import CertificateAuthority
 from orchestrator.lab import start_lab, stop_lab
+from tests.support.podman_lab import LAB_FILE_SIZE, PODMAN_NETWORK, PodmanLab
 
 
 @pytest.fixture(scope="session")

@@ -7,10 +7,10 @@ import importlib.metadata
 import json
 
 import pytest
-from support.podman import run_podman
 
 from orchestrator.servers import layout
 from orchestrator.servers.xrootd import XrootdSettings
+from tests.support.podman import run_podman
 
 
 def image_config(image: str) -> dict:

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from support.podman import run_podman
 
 from orchestrator.lab.podman_runtime import DEFAULT_IMAGE_PREFIX, IMAGE_PREFIX_ENV, podman
+from tests.support.podman import run_podman
 
 REPO = Path(__file__).resolve().parents[2]
 BUILD_SCRIPT = REPO / "scripts" / "kubenode" / "build.sh"

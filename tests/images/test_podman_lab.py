@@ -17,18 +17,6 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from podman_lab import LAB_FILE_SIZE, PodmanLab
-from support.podman import run_podman
-from support.refusals import (
-    Client,
-    gsi_env,
-    gsiftp_url,
-    http_list,
-    http_put,
-    https_url,
-    root_url,
-    run,
-)
 
 from ca.authority import CertificateAuthority
 from orchestrator.errors import UserError
@@ -41,6 +29,18 @@ from orchestrator.measurement.run import run_measurement
 from orchestrator.measurement.spec import MeasurementRequest, destination_name
 from orchestrator.servers.layout import SERVER_UID
 from orchestrator.servers.source_file import source_path
+from tests.support.podman import run_podman
+from tests.support.podman_lab import LAB_FILE_SIZE, PodmanLab
+from tests.support.refusals import (
+    Client,
+    gsi_env,
+    gsiftp_url,
+    http_list,
+    http_put,
+    https_url,
+    root_url,
+    run,
+)
 
 pytestmark = pytest.mark.lab
 

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import httpx
 import pytest
-from podman_lab import PodmanLab
-from support.podman import run_podman
-from support.webapp_container import WebappContainer
 
 from orchestrator.lab.inventory import LabInventory, save_inventory
 from orchestrator.servers import layout
+from tests.support.podman import run_podman
+from tests.support.podman_lab import PodmanLab
+from tests.support.webapp_container import WebappContainer
 
 
 @pytest.fixture(scope="module")

@@ -6,10 +6,10 @@ import shutil
 from collections.abc import Iterator
 
 import pytest
-from running_lab import TEST_FILE_SIZE, TEST_NETWORK, RunningLab, make_home
 
 from ca.authority import CertificateAuthority
 from orchestrator.lab import start_lab, stop_lab
+from tests.support.running_lab import TEST_FILE_SIZE, TEST_NETWORK, RunningLab, make_home
 
 
 @pytest.fixture(scope="session")

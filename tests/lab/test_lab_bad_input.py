@@ -12,13 +12,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from running_lab import RunningLab, make_home
 
 from ca.authority import CertificateAuthority
 from orchestrator.errors import UserError
 from orchestrator.lab import LabNetwork, start_lab, stop_lab
 from orchestrator.lab.network import existing_namespaces
 from orchestrator.lab.preflight import PROGRAMS, check_packages
+from tests.support.running_lab import RunningLab, make_home
 
 pytestmark = pytest.mark.lab
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")

@@ -9,7 +9,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from running_lab import make_home
 
 from ca.authority import CertificateAuthority
 from orchestrator.errors import UserError
@@ -17,6 +16,7 @@ from orchestrator.lab import LabNetwork, load_inventory, start_lab, stop_lab
 from orchestrator.lab.datafiles import lab_data_dir
 from orchestrator.lab.network import ETC_NETNS, TCP_SYSCTLS, existing_namespaces
 from orchestrator.lab.processes import group_members
+from tests.support.running_lab import make_home
 
 pytestmark = pytest.mark.lab
 NETWORK = LabNetwork(prefix="tpcbl", subnet_offset=210, base_port=24000)

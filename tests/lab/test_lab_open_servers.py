@@ -13,7 +13,6 @@ from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
-from running_lab import TEST_FILE_SIZE, RunningLab
 
 from orchestrator.endpoints import Endpoint, source_name
 from orchestrator.lab.extra_servers import ExtraServer, extra_servers
@@ -21,6 +20,7 @@ from orchestrator.measurement.record import MeasurementRecord
 from orchestrator.measurement.run import run_measurement
 from orchestrator.measurement.spec import MeasurementRequest
 from orchestrator.transfers import TransferTool, transfer_tool
+from tests.support.running_lab import TEST_FILE_SIZE, RunningLab
 
 pytestmark = pytest.mark.lab
 OPEN = ExtraServer(

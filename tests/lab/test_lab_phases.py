@@ -11,12 +11,12 @@ import os
 from pathlib import Path
 
 import pytest
-from running_lab import TEST_FILE_SIZE, RunningLab
 
 from orchestrator.measurement.record import MeasurementRecord
 from orchestrator.measurement.run import run_measurement
 from orchestrator.measurement.spec import MeasurementRequest
 from orchestrator.servers.source_file import ensure_source_file
+from tests.support.running_lab import TEST_FILE_SIZE, RunningLab
 
 pytestmark = pytest.mark.lab
 BIGGER_FILE_SIZE = 64 << 20

@@ -13,8 +13,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from running_lab import TEST_FILE_SIZE, RunningLab
-from support.refusals import (
+
+from ca.authority import CertificateAuthority
+from orchestrator.endpoints import Endpoint, in_token_area, source_name
+from tests.support.refusals import (
     Client,
     gsi_env,
     gsiftp_url,
@@ -27,9 +29,7 @@ from support.refusals import (
     root_url,
     run,
 )
-
-from ca.authority import CertificateAuthority
-from orchestrator.endpoints import Endpoint, in_token_area, source_name
+from tests.support.running_lab import TEST_FILE_SIZE, RunningLab
 
 pytestmark = pytest.mark.lab
 SOURCE = source_name(TEST_FILE_SIZE)

@@ -16,7 +16,6 @@ from typing import Any
 
 import httpx
 import pytest
-from running_lab import TEST_FILE_SIZE, RunningLab
 
 from ca.tokens import TokenMinter
 from orchestrator.cli import main
@@ -27,6 +26,7 @@ from orchestrator.measurement.record import MeasurementRecord
 from orchestrator.measurement.run import remove_destination_files, run_measurement
 from orchestrator.measurement.spec import MeasurementRequest, destination_name
 from orchestrator.transfers.https import client_ssl_context
+from tests.support.running_lab import TEST_FILE_SIZE, RunningLab
 
 pytestmark = pytest.mark.lab
 TRANSFERS = 2

@@ -11,10 +11,10 @@ import uuid
 from pathlib import Path
 
 import pytest
-from running_lab import TEST_FILE_SIZE, RunningLab
 
 from orchestrator.endpoints import Endpoint, source_name
 from orchestrator.lab import inventory_path, load_inventory
+from tests.support.running_lab import TEST_FILE_SIZE, RunningLab
 
 pytestmark = pytest.mark.lab
 TRANSFER_TIMEOUT = 120

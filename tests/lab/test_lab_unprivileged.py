@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from running_lab import make_home
 
 from ca.authority import CertificateAuthority
 from orchestrator.endpoints import source_name
@@ -25,6 +24,7 @@ from orchestrator.lab import LabNetwork, start_lab, stop_lab
 from orchestrator.lab.processes import group_members
 from orchestrator.measurement.run import run_measurement
 from orchestrator.measurement.spec import MeasurementRequest, destination_name
+from tests.support.running_lab import make_home
 
 pytestmark = [
     pytest.mark.lab,

@@ -20,7 +20,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from running_lab import make_home
 
 from ca.authority import CertificateAuthority
 from orchestrator.campaign.context import build_context
@@ -35,6 +34,7 @@ from orchestrator.lab.wan import CHAIN, measure_pair_rtts
 from orchestrator.lab.wan_profile import TcpSettings
 from orchestrator.latency import measure_connects
 from orchestrator.latency.target import rtt_within_target
+from tests.support.running_lab import make_home
 
 pytestmark = [
     pytest.mark.lab,

@@ -5,23 +5,21 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.real_webapp import RealWebapp, serving_webapp
 
-from ca.authority import CertificateAuthority
 from orchestrator.endpoints import Endpoint
 from orchestrator.errors import UserError
-from orchestrator.lab import LabNetwork, start_lab, stop_lab
+from orchestrator.lab import LabNetwork
 from orchestrator.lab.run_record import LabRun
+from orchestrator.lab.temporary import temporary_lab
 from orchestrator.prelim.baseline import check_baseline_possible
 from orchestrator.prelim.memory import MemoryBudget, check_fits
+from tests.support.real_webapp import RealWebapp, serving_webapp
 
 pytestmark = pytest.mark.lab
 NETWORK = LabNetwork(prefix="tpcbp", subnet_offset=190)  # 10.99.191-192.0/24
@@ -30,15 +28,8 @@ MiB = 1 << 20
 
 @pytest.fixture(scope="module")
 def home() -> Iterator[Path]:
-    home = Path(tempfile.mkdtemp(prefix="tpcbench-prelim-"))
-    os.chmod(home, 0o755)
-    CertificateAuthority.init(home / "ca")
-    start_lab(home, 2, 8 * MiB, network=NETWORK)
-    try:
+    with temporary_lab("tpcbench-prelim-", 2, 8 * MiB, network=NETWORK) as (home, _):
         yield home
-    finally:
-        stop_lab(home)
-        shutil.rmtree(home, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ from typing import Any
 
 import psycopg
 
-from support.test_database import drop_database, free_port, new_database
+from tests.support.test_database import drop_database, free_port, new_database
 
 REPO = Path(__file__).resolve().parents[2]
 

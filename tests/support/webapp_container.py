@@ -10,8 +10,8 @@ import httpx
 import pytest
 
 from orchestrator.lab.podman_runtime import podman
-from support.podman import run_podman
-from support.test_database import drop_database, free_port, new_database
+from tests.support.podman import run_podman
+from tests.support.test_database import drop_database, free_port, new_database
 
 
 class WebappContainer:

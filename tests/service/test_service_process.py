@@ -13,13 +13,13 @@ import uuid
 from pathlib import Path
 
 import httpx
-from measurement_samples import sample_measurement
 
 from orchestrator.campaign.settings import load_settings
 from orchestrator.errors import UserError
 from orchestrator.report.reporter import Reporter
 from orchestrator.report.spool import Spool
 from orchestrator.service.daemon import OrchestratorService
+from tests.support.measurement_samples import sample_measurement
 
 REPO = Path(__file__).resolve().parents[2]
 

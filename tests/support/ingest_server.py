@@ -6,6 +6,8 @@ different content), a measurement's unknown campaign uuid creates a running "cli
 POST /api/v1/campaigns/ creates a pending "run now" campaign with a server-made uuid, and
 PATCH /api/v1/campaigns/<uuid>/ updates one (404 if unknown). `force_status`
 makes every request answer with a given status, to play a broken or refusing server.
+The fixtures `ingest` (a server per test) and `spool` (the reporter's, in the test's
+temporary directory) are every test folder's (tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -13,8 +15,14 @@ from __future__ import annotations
 import json
 import threading
 import uuid
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
+
+import pytest
+
+from orchestrator.report.spool import Spool
 
 
 class IngestServer:
@@ -124,3 +132,14 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+@pytest.fixture
+def ingest() -> Iterator[IngestServer]:
+    with IngestServer() as server:
+        yield server
+
+
+@pytest.fixture
+def spool(tmp_path: Path) -> Spool:
+    return Spool(tmp_path / "spool")

@@ -15,7 +15,6 @@ import pytest
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 from kubernetes.config import new_client_from_config
-from support.simcluster import SimCluster, fake_node
 
 from orchestrator.discovery import DISCOVERY_BACKENDS, KubernetesDiscovery
 from orchestrator.discovery.kubernetes import (
@@ -26,6 +25,7 @@ from orchestrator.discovery.kubernetes import (
 from orchestrator.endpoints import Endpoint
 from orchestrator.errors import UserError
 from orchestrator.lab.kube.control_plane import write_kubeconfig
+from tests.support.simcluster import SimCluster, fake_node
 
 pytestmark = pytest.mark.cluster
 

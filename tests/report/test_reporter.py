@@ -7,12 +7,12 @@ import random
 import threading
 
 import pytest
-from ingest_server import IngestServer, free_port
-from measurement_samples import sample_measurement
 
 from orchestrator.errors import UserError
 from orchestrator.report.reporter import Reporter, backoff_delay, load_token
 from orchestrator.report.spool import Spool
+from tests.support.ingest_server import IngestServer, free_port
+from tests.support.measurement_samples import sample_measurement
 
 
 def wait_for(condition, timeout: float = 30.0) -> bool:

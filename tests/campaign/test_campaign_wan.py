@@ -6,21 +6,19 @@ API's fitted slope is negative) and the grid's thresholds are fractions of the l
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from support.real_webapp import REPO, RealWebapp, serving_webapp
 
-from ca.authority import CertificateAuthority
-from orchestrator.lab import LabNetwork, start_lab, stop_lab
+from orchestrator.lab import LabNetwork
+from orchestrator.lab.temporary import temporary_lab
 from orchestrator.lab.wan_profile import TcpSettings
 from orchestrator.latency.target import rtt_within_target
+from tests.support.real_webapp import REPO, RealWebapp, serving_webapp
 
 pytestmark = [
     pytest.mark.lab,
@@ -34,19 +32,14 @@ TCP = TcpSettings(buffer_max=256 << 10)
 
 
 @pytest.fixture(scope="module")
-def wan_lab() -> Iterator[Path]:
-    home = Path(tempfile.mkdtemp(prefix="tpcbench-wancampaign-"))
-    home.chmod(0o755)
-    (home / "wan.csv").write_text(MATRIX)
-    CertificateAuthority.init(home / "ca")
-    try:
-        start_lab(
-            home, 3, 4 << 20, network=NETWORK, rtt=str(home / "wan.csv"), tcp=TCP, rate_gbit=5.0
-        )
+def wan_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    matrix = tmp_path_factory.mktemp("wan") / "wan.csv"
+    matrix.write_text(MATRIX)
+    with temporary_lab(
+        "tpcbench-wancampaign-", 3, 4 << 20, network=NETWORK, rtt=str(matrix), tcp=TCP,
+        rate_gbit=5.0,
+    ) as (home, _):  # fmt: skip
         yield home
-    finally:
-        stop_lab(home)
-        shutil.rmtree(home, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
