@@ -1,5 +1,5 @@
 """Fixtures every test area may use: one real simulated Kubernetes cluster per test session
-(etcd + control plane + kwok), shared by tests/cluster and tests/chart (each in namespaces
+(etcd + control plane + kwok), shared by tests/discovery and tests/chart (each in namespaces
 and with node labels of its own), and `eventually` for states that come with time.
 
 The binaries are built once into a machine-wide cache; when they cannot be built or the

@@ -1,4 +1,4 @@
-"""A real 3-node lab, started once per test session (see running_lab.py)."""
+"""A real 3-node lab, started once per test session (see tests/support/running_lab.py)."""
 
 from __future__ import annotations
 
