@@ -218,9 +218,13 @@ def test_row_uri_serves_the_rows_cells_with_their_checks(mesh, anonymous):
         "/maddash/grids/https/zz",
         "/maddash/grids/https/a/zz",
         "/maddash/grids/https/a/a",
+        "/maddash/grids/ftp/a/b/8%20streams",
+        "/maddash/grids/https/a/zz/8%20streams",
+        "/maddash/grids/https/a/a/8%20streams",
+        "/maddash/grids/https/a/b/eight",
     ],
 )
-def test_unknown_row_or_cell_is_404(mesh, anonymous, path):
+def test_unknown_row_cell_or_check_is_404(mesh, anonymous, path):
     assert anonymous.get(path).status_code == 404
 
 
@@ -228,16 +232,3 @@ def test_row_with_bad_window_is_400(mesh, anonymous):
     response = anonymous.get("/maddash/grids/https/a", {"window": "fortnight"})
     assert response.status_code == 400
     assert "window" in response.json()
-
-
-@pytest.mark.parametrize(
-    "path",
-    [
-        "/maddash/grids/ftp/a/b/8%20streams",
-        "/maddash/grids/https/a/zz/8%20streams",
-        "/maddash/grids/https/a/a/8%20streams",
-        "/maddash/grids/https/a/b/eight",
-    ],
-)
-def test_unknown_check_is_404(mesh, anonymous, path):
-    assert anonymous.get(path).status_code == 404

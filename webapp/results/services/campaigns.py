@@ -5,6 +5,7 @@ import uuid as uuid_lib
 from datetime import datetime
 
 from django.contrib.admin.models import ADDITION, LogEntry
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.contenttypes.models import ContentType
 from django.db import transaction
 from django.utils import timezone
@@ -75,7 +76,7 @@ def campaign_update(
     return campaign
 
 
-def campaign_run_now(*, user) -> tuple[Campaign, bool]:
+def campaign_run_now(*, user: AbstractBaseUser) -> tuple[Campaign, bool]:
     """The dashboard's "run now": the pending or running campaign if there is one (False),
     else a new pending one (True), `user` kept as its admin log entry (who asked)."""
     with transaction.atomic():
