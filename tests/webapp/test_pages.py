@@ -84,14 +84,8 @@ def test_failed_cell_is_marked_and_explains_why(client, mesh):
 
 def test_window_selector(client, mesh, store):
     # An older measurement: inside 20 d, outside 7 d and outside the latest campaign.
-    store(
-        src="bravo",
-        dst="charlie",
-        protocol="gridftp",
-        streams=8,
-        gbps=33.0,
-        started=timezone.now() - timedelta(days=10),
-    )
+    older = timezone.now() - timedelta(days=10)
+    store(src="bravo", dst="charlie", protocol="gridftp", streams=8, gbps=33.0, started=older)
     latest = grid_tables(client.get("/").content.decode())
     assert cell(latest, "gridftp", "bravo", "charlie")["bands"][0]["status"] == 4
     week = client.get("/?window=7d")

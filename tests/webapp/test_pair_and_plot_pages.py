@@ -85,14 +85,8 @@ def test_pair_page_for_unknown_node_is_a_404_that_says_so(client, mesh):
 
 
 def test_pair_page_history_length(client, mesh, store):
-    store(
-        src="delta",
-        dst="echo",
-        protocol="https",
-        streams=1,
-        gbps=3.0,
-        started=timezone.now() - timedelta(days=30),
-    )
+    a_month_ago = timezone.now() - timedelta(days=30)  # outside 7 days, inside 90
+    store(src="delta", dst="echo", protocol="https", streams=1, gbps=3.0, started=a_month_ago)
     week = client.get("/pairs/delta/echo/?days=7")
     assert week.status_code == 200
     html = week.content.decode()
