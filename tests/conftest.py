@@ -12,9 +12,12 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from tests.support.images import ensure_images
-from tests.support.polling import poll_until
-from tests.support.simcluster import SimCluster, ensure_binaries
+# The helpers' own asserts report their operands too (before they are imported below).
+pytest.register_assert_rewrite("tests.support")
+
+from tests.support.images import ensure_images  # noqa: E402
+from tests.support.polling import poll_until  # noqa: E402
+from tests.support.simcluster import SimCluster, ensure_binaries  # noqa: E402
 
 # Fixtures that tests in several folders use, defined beside the helpers they drive.
 pytest_plugins = ["tests.support.ingest_server", "tests.support.two_nodes"]

@@ -1,88 +1,15 @@
 """Fixtures of the web app tests (PostgreSQL via webapp.tpcbench_web.settings_test)."""
 
-import uuid as uuid_lib
 from collections.abc import Callable, Iterator
-from datetime import datetime, timedelta
 
 import pytest
 from django.core.cache import cache
-from django.utils import timezone
 from rest_framework.test import APIClient
 
+from tests.support.webapp_payloads import payload
 from webapp.results.api.permissions import api_token_create
 
 GIB = 2**30
-
-
-def payload(
-    *,
-    src: str = "node-a",
-    dst: str = "node-b",
-    protocol: str = "https",
-    streams: int = 8,
-    k: int = 11,
-    seconds: float = 8.0,
-    failed: int = 0,
-    started: datetime | None = None,
-    campaign: str | None = None,
-    rtt_ms: float | None = 12.5,
-    error_class: str = "timeout",
-    file_size: int = GIB,
-    auth: str | None = None,
-    client: str | None = None,
-    phases: bool = False,
-) -> dict:
-    """A JSON-ready measurement as the orchestrator sends it; every transfer lasts `seconds`.
-
-    `auth`, `client`: sent when given (older orchestrators sent neither); `phases`: each
-    transfer with its phases (a tenth of it setup) and streaming rate, as the orchestrator
-    sends them now."""
-    started = started or timezone.now() - timedelta(hours=1)
-    transfers = []
-    for index in range(k):
-        ok = index >= failed
-        transfers.append(
-            {
-                "index": index,
-                "start": (started + timedelta(seconds=0.1 * index)).isoformat(),
-                "end": (started + timedelta(seconds=0.1 * index + seconds)).isoformat(),
-                "bytes": file_size if ok else 0,
-                "outcome": "success" if ok else "failure",
-                "error_class": None if ok else error_class,
-                "message": "" if ok else f"{error_class} talking to {dst}",
-            }
-        )
-        if phases:
-            setup = seconds / 10
-            transfers[-1]["phases"] = (
-                {"connect": setup / 2, "handshake": setup / 4, "request": setup / 4}
-                | {"streaming": seconds - setup}
-                if ok
-                else {"connect": seconds}
-            )
-            transfers[-1]["streaming_gbps"] = (
-                file_size * 8 / (seconds - setup) / 1e9 if ok else None
-            )
-    dimensions = {"auth": auth, "client": client}
-    return {
-        **{name: value for name, value in dimensions.items() if value is not None},
-        "uuid": str(uuid_lib.uuid4()),
-        "campaign": campaign,
-        "src": src,
-        "dst": dst,
-        "protocol": protocol,
-        "streams": streams,
-        "file_size": file_size,
-        "rtt_ms": rtt_ms,
-        "started": started.isoformat(),
-        "finished": (started + timedelta(seconds=0.1 * (k - 1) + seconds)).isoformat(),
-        # Deliberately wrong: the server must recompute these.
-        "throughput_gbps": 999.0,
-        "makespan_gbps": 999.0,
-        "succeeded": 0,
-        "failed": 0,
-        "transfers": transfers,
-    }
 
 
 @pytest.fixture(autouse=True)

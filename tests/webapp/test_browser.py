@@ -202,7 +202,7 @@ def test_prelim_page_and_pair_baseline_in_chromium(
 ):
     """Figure 3's three lines on /plots/prelim/ and Figure 5's reference line on a pair page,
     drawn by Plotly in a real browser."""
-    from test_references import baseline, prelim_run
+    from tests.support.webapp_payloads import baseline, prelim_run
 
     assert reporter.post("/api/v1/prelim-runs/", prelim_run(), format="json").status_code == 201
     now = timezone.now()

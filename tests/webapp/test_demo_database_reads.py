@@ -14,10 +14,11 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from conftest import payload
-from demo_reads import answers, store
 from django.utils import timezone
 from rest_framework.test import APIClient
+
+from tests.support.demo_reads import answers, store
+from tests.support.webapp_payloads import payload
 
 pytestmark = pytest.mark.django_db
 
@@ -72,10 +73,10 @@ def test_sqlite_answers_every_read_as_postgresql_does(reporter, tmp_path):
         "DJANGO_SECRET_KEY": "demo-reads-test",
         "DJANGO_ALLOWED_HOSTS": "testserver",
         "DATABASE_URL": f"sqlite:///{tmp_path / 'demo.sqlite3'}",
-        "PYTHONPATH": os.pathsep.join([str(REPO), str(Path(__file__).parent)]),
+        "PYTHONPATH": str(REPO),
     }
     child = subprocess.run(
-        [sys.executable, str(Path(__file__).parent / "demo_reads.py"),
+        [sys.executable, "-m", "tests.support.demo_reads",
          str(tmp_path / "payloads.json"), str(tmp_path / "answers.json")],
         capture_output=True, text=True, env=env, timeout=300, check=False,
     )  # fmt: skip

@@ -8,7 +8,8 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
-from pages_support import cell, figure, grid_tables
+
+from tests.support.webapp_pages import cell, figure, grid_tables
 
 pytestmark = pytest.mark.django_db
 

@@ -4,8 +4,8 @@ from datetime import timedelta
 
 import pytest
 from django.utils import timezone
-from reads_reference import reference_grids, rounded
 
+from tests.support.reads_reference import reference_grids, rounded
 from webapp.results.api.maddash import grid_document
 from webapp.results.grid import limits as grid_limits
 from webapp.results.grid import queries as grid_model

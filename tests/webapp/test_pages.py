@@ -10,7 +10,8 @@ from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
-from pages_support import NODES, cell, grid_tables, store_mesh
+
+from tests.support.webapp_pages import NODES, cell, grid_tables, store_mesh
 
 pytestmark = pytest.mark.django_db
 

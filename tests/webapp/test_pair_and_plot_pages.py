@@ -10,8 +10,8 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
-from pages_support import figure, store_mesh
 
+from tests.support.webapp_pages import figure, store_mesh
 from webapp.dashboard.history import RECENT_MEASUREMENTS
 
 pytestmark = pytest.mark.django_db

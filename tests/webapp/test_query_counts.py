@@ -4,7 +4,8 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
-from test_references import baseline, prelim_run
+
+from tests.support.webapp_payloads import baseline, prelim_run
 
 pytestmark = pytest.mark.django_db
 

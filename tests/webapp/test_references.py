@@ -9,60 +9,12 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from tests.support.webapp_payloads import GIB, baseline, point, prelim_run
 from webapp.dashboard import plots
 from webapp.dashboard.prelim import concurrency_figure, filesize_figure
 from webapp.results.models import Baseline, Campaign, PrelimRun
 
 pytestmark = pytest.mark.django_db
-GIB = 2**30
-MIB = 2**20
-
-
-def baseline(started=None, **overrides) -> dict:
-    """A link baseline as `tpcbench baseline` sends it (orchestrator Baseline.to_json)."""
-    started = started or timezone.now() - timedelta(hours=2)
-    return {
-        "uuid": str(uuid_lib.uuid4()),
-        "campaign": None,
-        "src": "node-a",
-        "dst": "node-b",
-        "streams": 8,
-        "duration_s": 10,
-        "tool": "iperf3",
-        "started": started.isoformat(),
-        "finished": (started + timedelta(seconds=11)).isoformat(),
-        "throughput_gbps": 40.0,
-        "error": "",
-        **overrides,
-    }
-
-
-def point(method: str, concurrency: int, gbps: float, size: int = 64 * MIB) -> dict:
-    return {
-        "method": method, "file_size": size, "concurrency": concurrency,
-        "throughput_gbps": gbps, "makespan_gbps": gbps * 0.9, "succeeded": concurrency,
-        "failed": 0, "error": "",
-    }  # fmt: skip
-
-
-def prelim_run(kind: str = "concurrency", points: list[dict] | None = None, **overrides) -> dict:
-    started = timezone.now() - timedelta(hours=1)
-    if points is None:
-        points = [
-            point(m, c, g * c)
-            for c in (1, 2, 3)
-            for m, g in (("cp", 9.0), ("https", 3.0), ("gridftp", 2.0))
-        ]
-    return {
-        "uuid": str(uuid_lib.uuid4()),
-        "kind": kind,
-        "node": "node-a",
-        "streams": 1,
-        "started": started.isoformat(),
-        "finished": (started + timedelta(minutes=5)).isoformat(),
-        "points": points,
-        **overrides,
-    }
 
 
 def test_a_baseline_is_stored_once_and_a_conflicting_reuse_is_refused(reporter):

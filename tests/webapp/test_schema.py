@@ -8,16 +8,15 @@ from pathlib import Path
 
 import pytest
 import schemathesis
-from conftest import payload
 from django.core.cache import cache
 from django.core.signals import request_finished, request_started
 from django.db import close_old_connections, transaction
 from hypothesis import settings
 from rest_framework.test import APIClient
-from schema_rules import satisfy_cross_field_rules
 from schemathesis.config import SchemathesisConfig
-from test_references import baseline, prelim_run
 
+from tests.support.schema_rules import satisfy_cross_field_rules
+from tests.support.webapp_payloads import baseline, payload, prelim_run
 from webapp.results.api.permissions import api_token_create
 from webapp.tpcbench_web.wsgi import application
 

@@ -5,8 +5,8 @@ from datetime import timedelta
 
 import pytest
 from django.utils import timezone
-from reads_reference import approx_rows, reference_latency_rows, reference_stream_rows
 
+from tests.support.reads_reference import approx_rows, reference_latency_rows, reference_stream_rows
 from webapp.results.models import Campaign
 from webapp.results.selectors import aggregates as selectors
 from webapp.results.selectors.campaigns import latest_campaign

@@ -2,8 +2,8 @@
 grid thresholds that follow the link capacity unless a Threshold row says otherwise."""
 
 import pytest
-from reads_reference import reference_grids, rounded
 
+from tests.support.reads_reference import reference_grids, rounded
 from webapp.results.api.maddash import grid_document
 from webapp.results.grid import limits as grid_limits
 from webapp.results.grid import queries as grid_model

@@ -7,13 +7,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import payload
 from django.apps import apps
 from django.urls import reverse
 from rest_framework.authtoken.models import Token
 from rest_framework.schemas.generators import EndpointEnumerator, is_api_view
 from rest_framework.test import APIClient
-from test_references import baseline, prelim_run
+
+from tests.support.webapp_payloads import baseline, payload, prelim_run
 
 WRITES = ("POST", "PUT", "PATCH", "DELETE")
 

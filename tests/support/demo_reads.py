@@ -2,7 +2,7 @@
 
 Run as a script, it migrates the database DATABASE_URL names (the demo's SQLite), stores
 the measurements of a JSON file through the API, and writes every read's answer to another:
-    python demo_reads.py PAYLOADS.json ANSWERS.json
+    python -m tests.support.demo_reads PAYLOADS.json ANSWERS.json
 """
 
 import json
