@@ -13,7 +13,6 @@ import pytest
 
 from orchestrator.endpoints import source_name
 from orchestrator.servers import (
-    XrootdSettings,
     render_xrootd_config,
     xrootd_environment,
     xrootd_files,
@@ -25,17 +24,9 @@ from orchestrator.servers.access import (
     render_authdb,
     render_xrootd_gridmap,
 )
+from tests.support.server_settings import LAB_NODE_XROOTD
 
-PLAIN = XrootdSettings(
-    name="lab-1",
-    data_root=Path("/dev/shm/d1"),
-    run_dir=Path("/srv/n1/run"),
-    host_cert=Path("/srv/n1/pki/hostcert.pem"),
-    host_key=Path("/srv/n1/pki/hostkey.pem"),
-    certdir=Path("/srv/certificates"),
-    gridmap=Path("/srv/n1/xrootd-gridmap"),
-    macaroon_secret=Path("/srv/n1/pki/macaroon-secret"),
-)
+PLAIN = LAB_NODE_XROOTD
 WITH_TOKENS = replace(
     PLAIN, token_issuer="https://10.99.0.1:8444", token_audience="https://10.99.1.2:8443"
 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -16,21 +17,11 @@ from orchestrator.servers import (
     xrootd_command,
     xrootd_log_file,
 )
+from tests.support.server_settings import LAB_NODE_XROOTD
 
 
 def xrootd_settings() -> XrootdSettings:
-    return XrootdSettings(
-        name="lab-1",
-        data_root=Path("/dev/shm/d1"),
-        run_dir=Path("/srv/n1/run"),
-        host_cert=Path("/srv/n1/pki/hostcert.pem"),
-        host_key=Path("/srv/n1/pki/hostkey.pem"),
-        certdir=Path("/srv/certificates"),
-        gridmap=Path("/srv/n1/xrootd-gridmap"),
-        macaroon_secret=Path("/srv/n1/pki/macaroon-secret"),
-        root_port=21000,
-        https_port=21001,
-    )
+    return replace(LAB_NODE_XROOTD, root_port=21000, https_port=21001)
 
 
 def directives(text: str) -> dict[str, str]:
