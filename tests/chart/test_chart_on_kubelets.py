@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -92,6 +93,7 @@ def lab(
         yield KubeletLab(home, NETWORK, NAMESPACE, RELEASE)
     finally:
         stop_lab(home)
+        shutil.rmtree(home, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")

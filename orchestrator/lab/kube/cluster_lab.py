@@ -32,6 +32,10 @@ API_PORT = 6443
 CONTROL_PLANE_NODE = "control-plane"
 READY_TIMEOUT = 300.0  # a busy 2-core machine starts the API server and kubelets slowly
 NODE_MONITOR_GRACE = "20s"  # a stopped kubelet's node goes NotReady after this
+# Every kubelet on a machine serves its device manager on this one socket (a path kubelet
+# fixes), clearing the folder first: two started at once can race, and the loser stops with
+# "bind: address already in use". So each kubelet starts once the one before it has bound.
+DEVICE_PLUGIN_SOCKET = Path("/var/lib/kubelet/device-plugins/kubelet.sock")
 
 
 def layouts(record: LabRun, plans: Sequence[NodePlan]) -> list[NodeLayout]:
@@ -113,7 +117,15 @@ def start_cluster(
         kubelet = node_config.kubelet_argv(
             binaries.path("kubelet"), layout, kubeconfig, labels[layout.plan.name]
         )
+        bound_before = _socket_identity(DEVICE_PLUGIN_SOCKET)
         _start_agent(record, layout, "kubelet", kubelet)
+        _wait_for(
+            f"the kubelet on {layout.plan.name} to serve its device manager",
+            lambda before=bound_before: (
+                _socket_identity(DEVICE_PLUGIN_SOCKET) not in (None, before)
+            ),
+            record,
+        )
         proxy_kubeconfig = plane.write_kubeconfig(config / "kube-proxy.kubeconfig", proxy_user)
         (config / "kube-proxy.json").write_text(
             node_config.kube_proxy_config(layout, proxy_kubeconfig)
@@ -253,6 +265,15 @@ def _wait_for(what: str, ready: Callable[[], bool], record: LabRun) -> None:
                 f"{record.cluster.workdir if record.cluster else '?'}"
             )
         time.sleep(0.5)
+
+
+def _socket_identity(path: Path) -> tuple[int, int] | None:
+    """(inode, change time) of the socket file at `path`: a new bind is a new pair."""
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        return None
+    return stat.st_ino, stat.st_ctime_ns
 
 
 def _dead_processes(record: LabRun) -> str | None:
