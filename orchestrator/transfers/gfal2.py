@@ -202,12 +202,9 @@ class Gfal2Tpc(TransferTool):
         seen = TransferObservation.begin(request, self.name, source_url, destination_url)
         seen.timeline.enter("request", seen.start)
 
-        def record(succeeded: bool, **outcome: str | None) -> TransferRecord:
-            return seen.record(succeeded, **outcome)  # type: ignore[arg-type]
-
         if self.name == "root" and request.streams > MAX_ROOT_STREAMS:
             message = f"root:// TPC takes at most {MAX_ROOT_STREAMS} streams, not {request.streams}"
-            return record(False, error_class="remote-failure", message=message)
+            return seen.record(False, error_class="remote-failure", message=message)
 
         def on_line(line: str) -> None:
             nonlocal copy_done
@@ -224,7 +221,7 @@ class Gfal2Tpc(TransferTool):
 
         if request.auth not in self.auths:
             message = f"gfal2 cannot pass {request.auth} authorization over {self.name}"
-            return record(False, error_class="auth", message=message)
+            return seen.record(False, error_class="auth", message=message)
         urls = (source_url, destination_url)
         env = gfal_environment(
             self.name, request.creds, request.streams, request.src, request.dst, request.auth
@@ -233,7 +230,7 @@ class Gfal2Tpc(TransferTool):
             try:
                 tokens = endpoint_tokens(request, self.name)
             except TokenError as exc:  # no token issuer, or its key could not be read
-                return record(False, error_class="auth", message=f"tokens: {exc}")
+                return seen.record(False, error_class="auth", message=f"tokens: {exc}")
             if self.name == "root":
                 urls = (with_authz(source_url, tokens[0]), with_authz(destination_url, tokens[1]))
             else:
@@ -251,4 +248,4 @@ class Gfal2Tpc(TransferTool):
             request.timeout,
             copy_done=copy_done,
         )
-        return record(outcome["error_class"] is None, **outcome)
+        return seen.record(outcome["error_class"] is None, **outcome)
