@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 import sys
-import threading
 from collections import Counter
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -17,6 +16,7 @@ from pathlib import Path
 from orchestrator.lab import LabInventory, LabNetwork
 from orchestrator.lab.temporary import temporary_lab
 from orchestrator.report.spool import Spool
+from tests.support.polling import poll_until
 from tests.support.real_webapp import REPO, RealWebapp
 
 FILE_SIZE = 1 << 20
@@ -29,13 +29,9 @@ def started_lab(nodes: int) -> AbstractContextManager[tuple[Path, LabInventory]]
 
 
 def wait_until(condition: Callable[[], bool], timeout: float = 300.0) -> None:
-    """Liveness wait for a condition (never an assertion about how long it took)."""
-    pause = threading.Event()
-    for _ in range(int(timeout / 0.1)):
-        if condition():
-            return
-        pause.wait(0.1)
-    assert condition(), "condition not reached"
+    """Liveness wait for a condition (never an assertion about how long it took), checked
+    often: the tests act on a campaign in the middle of it."""
+    poll_until(condition, bool, "a campaign's condition", timeout, interval=0.1)
 
 
 class Orchestrator:

@@ -19,8 +19,10 @@ def poll_until(
     accept: Callable[[T], bool],
     what: str,
     timeout: float = EVENTUALLY_TIMEOUT,
+    interval: float = 0.5,
 ) -> T:
-    """Poll `probe` until `accept` takes its value; fail with the last value if it never does."""
+    """Poll `probe` every `interval` seconds until `accept` takes its value; fail with the
+    last value if it never does."""
     deadline = time.monotonic() + timeout
     while True:
         value = probe()
@@ -28,4 +30,4 @@ def poll_until(
             return value
         if time.monotonic() > deadline:
             pytest.fail(f"never reached: {what}; last value: {value!r}")
-        time.sleep(0.5)
+        time.sleep(interval)
