@@ -25,7 +25,7 @@ system-deps:
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip==25.3
-	$(PY) -m pip install -q -c constraints.txt -e '.[test]'
+	$(PY) -m pip install -q -c constraints.txt -e '.[test,reproduce]'
 	@touch $(STAMP)
 
 venv: $(STAMP)

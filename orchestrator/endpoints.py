@@ -33,6 +33,8 @@ class Endpoint:
     site: str | None = None
     labels: dict[str, str] = field(default_factory=dict)
     link_gbps: float | None = None  # the node's link capacity, when known (a node label)
+    # The node's TCP buffer maximum in bytes (tcp_rmem / tcp_wmem), when known (the lab sets it).
+    tcp_buffer: int | None = None
     # The RTT (ms) to each other node that an emulated WAN promises (lab --rtt); empty otherwise.
     rtt_targets_ms: dict[str, float] = field(default_factory=dict)
 

@@ -222,6 +222,9 @@ class Campaign:
         for role, node in (("src", src), ("dst", dst)):
             # the webapp's grid thresholds follow the links; None: not known (any more)
             measured[f"{role}_link_gbps"] = node.link_gbps or None
+        buffers = [node.tcp_buffer for node in (src, dst) if node.tcp_buffer]
+        if buffers:  # what bounds one stream's window: the sender's and receiver's maximum
+            measured["tcp_buffer_bytes"] = min(buffers)
         check = self.rtt_checks.get((src.name, dst.name))
         if check is not None:  # the emulated WAN's promise, kept or not, goes with the result
             measured["rtt_target_ms"] = check.target_ms

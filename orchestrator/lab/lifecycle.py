@@ -290,6 +290,7 @@ def _build(
                 netns=plan.netns,
                 labels={"lab": network.prefix},
                 link_gbps=links.rate_gbit,
+                tcp_buffer=links.tcp.buffer_max if plan.netns is not None else None,
                 rtt_targets_ms=links.matrix.targets_from(plan.name) if links.matrix else {},
             )
         )

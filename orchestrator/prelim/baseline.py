@@ -43,6 +43,8 @@ class Baseline:
     finished: str | None = None
     throughput_gbps: float | None = None
     error: str = ""
+    omit_s: int = 0  # the first seconds left out of the figure (slow start)
+    retransmits: int | None = None  # the sender's TCP retransmissions over the test
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -28,6 +28,10 @@ class Baseline(models.Model):
     tool = models.CharField(max_length=32)
     streams = models.PositiveIntegerField()
     duration_s = models.PositiveIntegerField()
+    # The first seconds iperf3 leaves out of its figure (--omit): slow start, not the link.
+    omit_s = models.PositiveIntegerField(default=0)
+    # TCP retransmissions the sender counted over the test; null: not reported.
+    retransmits = models.PositiveBigIntegerField(null=True, blank=True)
     started = models.DateTimeField()
     finished = models.DateTimeField(null=True, blank=True)
     throughput_gbps = models.FloatField(null=True, blank=True)

@@ -102,6 +102,10 @@ class Measurement(models.Model):
     rtt_ms = models.FloatField(null=True, blank=True)
     # What an emulated WAN promised for this pair (lab --rtt); the RTT check compares rtt_ms.
     rtt_target_ms = models.FloatField(null=True, blank=True)
+    # The largest TCP buffer one stream of this pair may use (the smaller of the sender's
+    # tcp_wmem and the receiver's tcp_rmem maximum) when the orchestrator knows it (the lab
+    # sets it): one stream carries at most about that much per round trip.
+    tcp_buffer_bytes = models.PositiveBigIntegerField(null=True, blank=True)
     throughput_gbps = models.FloatField(null=True, blank=True)
     makespan_gbps = models.FloatField(null=True, blank=True)
     succeeded = models.PositiveIntegerField(default=0)
