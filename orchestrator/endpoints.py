@@ -30,6 +30,8 @@ class Endpoint:
     data_root: str = "/data"
     host_dn: str | None = None
     netns: str | None = None  # lab only: the network namespace the node lives in
+    # Kubernetes only: "namespace/name" of the node's XRootD server pod (its iperf3 runs there).
+    pod: str | None = None
     site: str | None = None
     labels: dict[str, str] = field(default_factory=dict)
     link_gbps: float | None = None  # the node's link capacity, when known (a node label)
