@@ -1,5 +1,6 @@
 """What each built image holds and how it runs: the project version, the non-root user, the
-servers' programs where the configuration expects them, nothing of Django in the servers."""
+servers' programs where the configuration expects them (and iperf3 beside XRootD), nothing of
+Django in the servers."""
 
 from __future__ import annotations
 
@@ -44,6 +45,8 @@ def test_every_image_is_versioned_and_runs_as_the_unprivileged_user(
 def test_the_server_images_hold_the_servers_not_the_webapp(images: dict[str, str]) -> None:
     xrdcp = XrootdSettings.__dataclass_fields__["xrdcp_path"].default
     assert which(images["xrootd"], "xrootd", "xrdcp") == ["/usr/bin/xrootd", xrdcp]
+    # the chart's iperf3 sidecar serves link baselines from the XRootD image
+    assert run_in(images["xrootd"], "iperf3", "--version").startswith("iperf 3.12 ")
     assert which(images["gridftp"], "globus-gridftp-server") == ["/usr/sbin/globus-gridftp-server"]
     for component in ("xrootd", "gridftp"):
         code = (
