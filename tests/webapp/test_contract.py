@@ -84,6 +84,7 @@ def test_a_measurement_as_the_orchestrator_sends_it_fits_the_schema(schema) -> N
     assert sent["transfers"][0]["streaming_gbps"] > 0
     # what a campaign adds (orchestrator/campaign/run.py Campaign._measure_one)
     sent |= {"src_link_gbps": 2.0, "dst_link_gbps": None, "rtt_target_ms": 10.0}
+    sent |= {"tcp_buffer_bytes": 32 << 20}
     sent |= {"rtt_within_target": False, "rtt_from": "orchestrator"}
     body = request_schema(schema, "/api/v1/measurements/", "post")
     with pytest.raises(jsonschema.ValidationError, match="rtt_within_target"):

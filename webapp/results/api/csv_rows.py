@@ -27,6 +27,7 @@ MEASUREMENT_COLUMNS = {
     # Newer columns go last: readers that count columns keep working.
     "auth": "auth",
     "client": "client",
+    "tcp_buffer_bytes": "tcp_buffer_bytes",
 }
 TRANSFER_COLUMNS = {
     "measurement": "measurement__uuid",

@@ -21,6 +21,14 @@ from webapp.results.selectors.baselines import baseline_fraction
 MAX_BYTES = 2**62  # keeps sizes inside PostgreSQL bigint
 MAX_STREAMS = 1024
 MAX_TRANSFERS = 10_000
+MIN_TCP_BUFFER = 4096  # a page: Linux's smallest tcp_rmem
+MAX_TCP_BUFFER = 2**40
+TCP_BUFFER_HELP = (
+    "The largest TCP buffer (bytes) one stream of this pair may use: the smaller of the "
+    "sender's tcp_wmem and the receiver's tcp_rmem maximum, when the orchestrator knows it "
+    "(the lab sets it); null: not known. One stream moves at most about tcp_buffer_bytes x 8 "
+    "/ RTT (less in practice: Linux gives about half of the buffer to the window)."
+)
 
 
 def finished_not_before_started(attrs: dict) -> dict:
@@ -152,6 +160,14 @@ class MeasurementInSerializer(serializers.Serializer):
         default=None,
         help_text="The RTT an emulated WAN promised for this pair (lab --rtt), if any.",
     )
+    tcp_buffer_bytes = StrictIntegerField(
+        min_value=MIN_TCP_BUFFER,
+        max_value=MAX_TCP_BUFFER,
+        allow_null=True,
+        required=False,
+        default=None,
+        help_text=TCP_BUFFER_HELP,
+    )
     src_link_gbps = StrictFloatField(
         min_value=1e-6,
         max_value=1e6,
@@ -237,6 +253,9 @@ class MeasurementSerializer(serializers.ModelSerializer):
         allow_null=True,
         help_text="rtt_ms within 1 ms or 5% of rtt_target_ms (null: no target).",
     )
+    tcp_buffer_bytes = serializers.IntegerField(
+        read_only=True, allow_null=True, help_text=TCP_BUFFER_HELP
+    )
     baseline_gbps = serializers.FloatField(
         read_only=True,
         allow_null=True,
@@ -263,6 +282,7 @@ class MeasurementSerializer(serializers.ModelSerializer):
             "rtt_ms",
             "rtt_target_ms",
             "rtt_within_target",
+            "tcp_buffer_bytes",
             "started",
             "finished",
             "throughput_gbps",

@@ -100,6 +100,8 @@ def payload_fingerprint(payload: dict) -> str:
     # Absent at their defaults: older sums stay valid.
     if payload.get("rtt_target_ms") is not None:
         canonical["rtt_target_ms"] = payload["rtt_target_ms"]
+    if payload.get("tcp_buffer_bytes") is not None:
+        canonical["tcp_buffer_bytes"] = payload["tcp_buffer_bytes"]
     if payload.get("auth", Auth.X509) != Auth.X509:
         canonical["auth"] = payload["auth"]
     if payload.get("client", Client.NATIVE) != Client.NATIVE:
@@ -138,6 +140,7 @@ def _build(
         file_size=payload["file_size"],
         rtt_ms=payload.get("rtt_ms"),
         rtt_target_ms=payload.get("rtt_target_ms"),
+        tcp_buffer_bytes=payload.get("tcp_buffer_bytes"),
         throughput_gbps=figures.throughput_gbps,
         makespan_gbps=figures.makespan_gbps,
         succeeded=figures.succeeded,
