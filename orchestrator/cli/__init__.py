@@ -11,7 +11,16 @@ from ca.authority import CAError
 from orchestrator.errors import UserError
 
 # Subcommand modules, in the order `tpcbench --help` lists them.
-COMMAND_MODULES = ("ca", "lab", "measure", "campaign", "orchestrator", "prelim", "baseline")
+COMMAND_MODULES = (
+    "ca",
+    "lab",
+    "measure",
+    "campaign",
+    "orchestrator",
+    "prelim",
+    "baseline",
+    "reproduce",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -15,6 +15,8 @@ from orchestrator.lab.cluster_lifecycle import (
     is_cluster_lab,
     start_cluster_lab,
 )
+from orchestrator.lab.paper_profile import AUTO, LabChoice, choose_lab
+from orchestrator.lab.paper_profile import PROFILES as LAB_PROFILES
 from orchestrator.lab.runtime import PROCESS, RUNTIMES
 from orchestrator.lab.topology import MODES, node_name
 from orchestrator.lab.wan_profile import (
@@ -35,6 +37,15 @@ def _rate(text: str) -> float:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _buffer(text: str) -> int | str:
+    return AUTO if text.strip().lower() == AUTO else size_argument(text)
+
+
+def _largest_rtt_ms(spec: str, nodes: int) -> float:
+    matrix = rtt_matrix(spec, [node_name(i) for i in range(1, nodes + 1)])
+    return max(matrix.rtt_ms.values(), default=0.0)
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "lab",
@@ -45,13 +56,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     actions.required = True
 
     up = actions.add_parser("up", help="start N lab nodes")
-    up.add_argument("--nodes", type=int, default=3, metavar="N", help="number of nodes (default 3)")
+    up.add_argument(
+        "--profile",
+        choices=tuple(LAB_PROFILES),
+        default=None,
+        help="a lab set up for one purpose; options given as well override its settings. "
+        + "; ".join(f"{name}: {profile.summary()}" for name, profile in LAB_PROFILES.items())
+        + " (docs/reproduce.md)",
+    )
+    up.add_argument("--nodes", type=int, metavar="N", help="number of nodes (default 3)")
     up.add_argument(
         "--file-size",
         type=size_argument,
-        default=1 << 30,
+        default=None,
         metavar="SIZE",
-        help="source file size (default 1GiB)",
+        help="source file size (default 1GiB; a profile scales it to the link)",
     )
     up.add_argument(
         "--link-capacity",
@@ -71,10 +90,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     up.add_argument(
         "--tcp-buffer",
-        type=size_argument,
+        type=_buffer,
         default=None,
-        metavar="SIZE",
-        help=f"tcp_rmem/tcp_wmem maximum in every node (default {format_size(DEFAULT_TCP_BUFFER)})",
+        metavar="SIZE|auto",
+        help="tcp_rmem/tcp_wmem maximum in every node; auto: 2 x the bandwidth-delay product "
+        "of --link-capacity and the largest RTT of --rtt, rounded up to a power of two, at "
+        f"least {format_size(DEFAULT_TCP_BUFFER)} (default: auto when both are given, else "
+        f"{format_size(DEFAULT_TCP_BUFFER)})",
     )
     up.add_argument(
         "--congestion-control",
@@ -147,26 +169,40 @@ def _up(args: argparse.Namespace) -> int:
     network = LabNetwork.from_environment()
     if args.base_port is not None:
         network = replace(network, base_port=args.base_port)
-    tcp = None
-    if args.tcp_buffer is not None or args.congestion_control is not None:
-        tcp = TcpSettings(
-            congestion_control=args.congestion_control or DEFAULT_CONGESTION_CONTROL,
-            buffer_max=args.tcp_buffer or DEFAULT_TCP_BUFFER,
+    if args.profile and args.kubernetes:
+        raise UserError(
+            f"--profile {args.profile} is for a lab of servers (tpcbench reproduce runs on it); "
+            "for a cluster give its settings: --rtt prp --link-capacity 2gbit --tcp-buffer auto"
         )
-    if args.kubernetes:
-        return _up_cluster(args, network, tcp)
-    if args.rtt is not None:
-        print(f"lab up: emulating a WAN ({args.rtt}); the RTT of every pair is checked at the end")
-    inventory = start_lab(
+    choice = choose_lab(
+        args.profile,
         nodes=args.nodes,
+        rtt=args.rtt,
+        link_gbit=args.link_capacity,
+        tcp_buffer=args.tcp_buffer,
         file_size=args.file_size,
+        largest_rtt_ms=_largest_rtt_ms,
+    )
+    tcp = _tcp_settings(args, choice)
+    if args.kubernetes:
+        return _up_cluster(args, choice, network, tcp)
+    for line in choice.explain():
+        print(f"lab up: {line}")
+    if choice.rtt is not None:
+        print(
+            f"lab up: emulating a WAN ({choice.rtt}); the RTT of every pair is checked at the end"
+        )
+    inventory = start_lab(
+        nodes=choice.nodes,
+        file_size=choice.file_size,
         ca_dir=args.ca,
-        rate_gbit=args.link_capacity,
+        rate_gbit=choice.link_gbit,
         mode=args.mode,
         network=network,
         runtime=args.runtime,
-        rtt=args.rtt,
+        rtt=choice.rtt,
         tcp=tcp,
+        profile=choice.record(),
     )
     print(
         f"lab up: {len(inventory.nodes)} nodes ({inventory.mode} mode, {inventory.runtime} "
@@ -177,16 +213,31 @@ def _up(args: argparse.Namespace) -> int:
     return 0 if _all_ok(inventory) else 1
 
 
-def _up_cluster(args: argparse.Namespace, network: LabNetwork, tcp: TcpSettings | None) -> int:
+def _tcp_settings(args: argparse.Namespace, choice: LabChoice) -> TcpSettings | None:
+    """The nodes' TCP settings, or None for the defaults (also when nothing was chosen)."""
+    if choice.buffer.source == "default" and args.congestion_control is None:
+        return None
+    return TcpSettings(
+        congestion_control=args.congestion_control or DEFAULT_CONGESTION_CONTROL,
+        buffer_max=choice.buffer.buffer_max,
+        why=choice.buffer.reason(),
+    )
+
+
+def _up_cluster(
+    args: argparse.Namespace, choice: LabChoice, network: LabNetwork, tcp: TcpSettings | None
+) -> int:
     if args.runtime != PROCESS or args.mode == "loopback" or args.ca is not None:
         raise UserError(
             "--kubernetes runs the servers as the chart's pods in netns mode; drop --runtime, "
             "--mode and --ca"
         )
-    wan = f" on an emulated WAN ({args.rtt})" if args.rtt else ""
-    print(f"lab up: starting a Kubernetes cluster of {args.nodes} nodes{wan} (a few minutes)")
+    wan = f" on an emulated WAN ({choice.rtt})" if choice.rtt else ""
+    print(f"lab up: starting a Kubernetes cluster of {choice.nodes} nodes{wan} (a few minutes)")
+    if tcp is not None:
+        print(f"lab up: TCP buffer maximum {choice.buffer.reason()}")
     status = start_cluster_lab(
-        nodes=args.nodes, rate_gbit=args.link_capacity, network=network, rtt=args.rtt, tcp=tcp
+        nodes=choice.nodes, rate_gbit=choice.link_gbit, network=network, rtt=choice.rtt, tcp=tcp
     )
     _print_cluster(status)
     print(
@@ -298,6 +349,10 @@ def _print_table(inventory: LabInventory) -> None:
             f"{ports['gridftp']:>8}  {verdict or 'unknown'}"
         )
     print(f"client certificate: {inventory.client.cert}")
+    if inventory.profile:
+        given = inventory.profile.get("given") or []
+        instead = f"; given instead: {', '.join(given)}" if given else ""
+        print(f"profile: {inventory.profile.get('name')}{instead} (tpcbench reproduce runs on it)")
     if inventory.token_issuer:
         issuer = inventory.token_issuer
         print(f"token issuer: {issuer.get('url')} ({issuer.get('health', 'unknown')})")
@@ -315,6 +370,8 @@ def _print_wan(inventory: LabInventory) -> None:
                 f"{node.name:<8} {tcp.get('tcp_congestion_control', '?'):<6} "
                 f"{tcp.get('tcp_rmem', '?'):<26} {tcp.get('tcp_wmem', '?'):<26} {link}"
             )
+    if inventory.wan.get("tcp_buffer_why"):
+        print(f"TCP buffer maximum {inventory.wan['tcp_buffer_why']}")
     delay = inventory.wan.get("delay_line", {})
     if delay.get("state", "off") == "off":
         return

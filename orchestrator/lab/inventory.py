@@ -3,11 +3,13 @@
 Shape: {"nodes": [Endpoint.to_json() + {"health": {...}, "tcp": {...}, "rtt": {...}}],
         "client": ClientCredentials, "file_size": N, "ca": "<dir>", "mode": "netns"|"loopback",
         "runtime": "process"|"podman", "wan": {...},
-        "token_issuer": {"url": "https://...", "health": "ok" | reason}}
+        "token_issuer": {"url": "https://...", "health": "ok" | reason},
+        "profile": {"name": "paper", "given": [...], "file_size_rule": {...}} or {}}
 A node's "tcp" is what its namespace really uses (congestion control, tcp_rmem, tcp_wmem);
 its "rtt" maps each other node to {"target_ms", "measured_ms", "within_target"} (targets only
 with an emulated WAN, `lab up --rtt`). "wan" holds the WAN settings, the delay program's state
-and when the RTTs were last measured.
+and when the RTTs were last measured. "profile" says which `lab up --profile` the lab runs,
+which of its settings were given instead (`given`), and the numbers behind its file size.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ class LabInventory:
     rtt_measured: dict[str, dict[str, float | None]] = field(default_factory=dict)  # src -> dst
     wan: dict[str, Any] = field(default_factory=dict)  # settings, delay_line, rtt_measured_at
     token_issuer: dict[str, str] = field(default_factory=dict)  # url, health
+    profile: dict[str, Any] = field(default_factory=dict)  # lab up --profile: name, given, ...
 
     def node(self, name: str) -> Endpoint:
         for endpoint in self.nodes:
@@ -91,6 +94,7 @@ class LabInventory:
             "runtime": self.runtime,
             "wan": self.wan,
             "token_issuer": self.token_issuer,
+            "profile": self.profile,
         }
 
     @classmethod
@@ -110,6 +114,7 @@ class LabInventory:
             },
             wan=data.get("wan", {}),
             token_issuer=data.get("token_issuer", {}),
+            profile=data.get("profile") or {},
         )
 
 

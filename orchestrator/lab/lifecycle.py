@@ -94,13 +94,15 @@ def start_lab(
     runtime: str = PROCESS,
     rtt: str | None = None,
     tcp: TcpSettings | None = None,
+    profile: dict[str, Any] | None = None,
 ) -> LabInventory:
     """Start `nodes` lab nodes (xrootd + gridftp each) and return their inventory.
 
     `network` defaults to LabNetwork.from_environment() (TPCBENCH_LAB_PREFIX, ...);
     `runtime` is "process" (servers as processes) or "podman" (containers of our images).
     `rate_gbit` caps each node's link; `rtt` (uniform:30ms, prp, a matrix file) emulates a
-    WAN between the nodes (wan.py); `tcp` is every node's congestion control and buffers.
+    WAN between the nodes (wan.py); `tcp` is every node's congestion control and buffers;
+    `profile` (`lab up --profile`: {"name": ..., ...}) is kept in the run record and inventory.
     On any failure everything already started is taken down again before raising.
     """
     home = Path(home or tpcbench_home())
@@ -126,11 +128,17 @@ def start_lab(
     if servers.name == PROCESS:  # containers get their directories mounted instead
         check_reachable_by(account, lab_dir(home))
 
-    record = LabRun(path=run_record_path(home), mode=mode, network=network, runtime=servers.name)
+    record = LabRun(
+        path=run_record_path(home),
+        mode=mode,
+        network=network,
+        runtime=servers.name,
+        profile=(profile or {}).get("name"),
+    )
     record.save()
     try:
         links = _Links(rate_gbit, matrix, tcp or TcpSettings())
-        return _build(home, record, plans, servers, ca, ca_dir, file_size, links)
+        return _build(home, record, plans, servers, ca, ca_dir, file_size, links, profile or {})
     except (OSError, CAError) as exc:
         stop_lab(home)
         raise UserError(f"lab up failed and was rolled back: {exc}") from exc
@@ -219,6 +227,7 @@ class _Links:
             "link_gbps": self.rate_gbit,
             "congestion_control": self.tcp.congestion_control,
             "tcp_buffer_max": self.tcp.buffer_max,
+            "tcp_buffer_why": self.tcp.why,
         }
 
 
@@ -231,6 +240,7 @@ def _build(
     ca_dir: Path,
     file_size: int,
     links: _Links,
+    profile: dict[str, Any],
 ) -> LabInventory:
     network = record.network
     account = servers.server_account()
@@ -304,6 +314,7 @@ def _build(
         runtime=servers.name,
         wan=links.settings(),
         token_issuer={"url": issuer.url, "health": issuer_health(issuer.url, ca.certdir)},
+        profile=profile,
     )
     inventory = replace(
         inventory, health={e.name: probe_node(e, client, file_size) for e in endpoints}

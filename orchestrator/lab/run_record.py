@@ -77,6 +77,7 @@ class LabRun:
     delay_line: ServerProcess | None = None  # the WAN delay program in the router (--rtt)
     token_issuer: ServerProcess | None = None  # the lab's token issuer service
     cluster: ClusterRun | None = None  # lab up --kubernetes: control plane and node agents
+    profile: str | None = None  # lab up --profile NAME (paper_profile.py)
 
     def save(self) -> None:
         data: dict[str, Any] = {
@@ -92,6 +93,7 @@ class LabRun:
             "delay_line": self.delay_line.to_json() if self.delay_line else None,
             "token_issuer": self.token_issuer.to_json() if self.token_issuer else None,
             "cluster": self.cluster.to_json() if self.cluster else None,
+            "profile": self.profile,
         }
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_name(self.path.name + ".tmp")
@@ -117,4 +119,5 @@ class LabRun:
                 ServerProcess.from_json(issuer) if (issuer := data.get("token_issuer")) else None
             ),
             cluster=ClusterRun.from_json(cluster) if (cluster := data.get("cluster")) else None,
+            profile=data.get("profile"),
         )

@@ -83,6 +83,7 @@ class TcpSettings:
 
     congestion_control: str = DEFAULT_CONGESTION_CONTROL
     buffer_max: int = DEFAULT_TCP_BUFFER
+    why: str = ""  # how buffer_max was chosen (paper_profile.BufferChoice.reason), for status
 
     def validate(self) -> None:
         """UserError unless the nodes may use the congestion control and the buffer is sane.
