@@ -45,8 +45,16 @@ def latest_per_check(history: list[dict]) -> list[dict]:
 
 
 def with_link_fraction(latest: list[dict], baselines: list[dict]) -> list[dict]:
-    """Each row with `baseline_gbps` and `of_link` (throughput / baseline): the pair's latest
-    successful baseline that started no later than the measurement, as the API reads it."""
+    """Each row with `baseline_gbps`, `of_link` (throughput / baseline) and
+    `makespan_of_link` (makespan / baseline): the pair's latest successful baseline that
+    started no later than the measurement, as the API reads it.
+
+    `above_link`: the paper's throughput reads above what the link carried. K x S x 8 /
+    mean(duration) can, when the K transfers did not all run at once (one that ran alone
+    part of the time is fast, so the mean duration is short); the makespan, every byte over
+    the time from the first start to the last end, cannot: the page shows it beside.
+    `makespan_above_link`: that too reads above the baseline, so the baseline is below what
+    these transfers carried and is no measure of the link."""
     measured = sorted(
         ((as_datetime(b["started"]), b["throughput_gbps"]) for b in baselines
          if b.get("throughput_gbps")),
@@ -57,7 +65,17 @@ def with_link_fraction(latest: list[dict], baselines: list[dict]) -> list[dict]:
         before = [gbps for started, gbps in measured if started <= _started(row)]
         baseline = before[-1] if before else None
         fraction = baseline_fraction(row.get("throughput_gbps"), baseline)
-        rows.append({**row, "baseline_gbps": baseline, "of_link": fraction})
+        makespan = baseline_fraction(row.get("makespan_gbps"), baseline)
+        rows.append(
+            {
+                **row,
+                "baseline_gbps": baseline,
+                "of_link": fraction,
+                "makespan_of_link": makespan,
+                "above_link": fraction is not None and fraction > 1,
+                "makespan_above_link": makespan is not None and makespan > 1,
+            }
+        )
     return rows
 
 

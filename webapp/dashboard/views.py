@@ -176,6 +176,7 @@ def pair_page(request: HttpRequest, src: str, dst: str) -> HttpResponse:
     ids = sorted(recent_ids | latest_ids)
     measured = pair_measurements(src=src, dst=dst, ids=ids) if ids else []
     query = {"src": src, "dst": dst, "since": since.isoformat(timespec="seconds")}
+    latest = with_phase_summaries(with_link_fraction(latest, baselines), measured)
     context = {
         "nav": "grid",
         "src": src,
@@ -184,7 +185,11 @@ def pair_page(request: HttpRequest, src: str, dst: str) -> HttpResponse:
         "day_choices": HISTORY_DAYS,
         "history": series,
         "figure": plots.history_figure(series, baselines) if series else None,
-        "latest": with_phase_summaries(with_link_fraction(latest, baselines), measured),
+        "latest": latest,
+        # What the page explains under the table: the paper's figure above the link, and a
+        # baseline below what the transfers themselves carried.
+        "above_link": any(row["above_link"] for row in latest),
+        "makespan_above_link": any(row["makespan_above_link"] for row in latest),
         "phases_figure": plots.phases_figure([m for m in measured if m["id"] in latest_ids]),
         "baselines": baselines,
         "recent": recent_measurements([m for m in measured if m["id"] in recent_ids]),
