@@ -1,7 +1,8 @@
 """Discovery on Kubernetes: the nodes where both server DaemonSets have a Ready pod.
 
 Needs only get/list/watch on pods (in its namespace) and get/list on nodes; without the node
-permission it still works, just without site and link capacity.
+permission it still works, just without site and link capacity. The API client is
+orchestrator/cluster/api_client.py's (in-cluster, else kubeconfig).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from orchestrator.cluster.api_client import SERVICE_ACCOUNT_DIR, load_api_client
 from orchestrator.endpoints import DEFAULT_PORTS, Endpoint
 from orchestrator.errors import UserError
 from orchestrator.latency import PROBE_PORT_NAME
@@ -30,8 +32,9 @@ HOST_DN_TEMPLATE_ANNOTATION = "tpc-bench/host-dn-template"
 # Node labels copied into Endpoint.labels (by prefix).
 KEPT_LABEL_PREFIXES = ("tpc-bench/", "topology.kubernetes.io/")
 DEFAULT_DATA_ROOT = "/data"
-# Where a pod finds its ServiceAccount token, the cluster CA and its namespace.
-SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
+# The iperf3 sidecar beside the XRootD server (chart: baseline.enabled), where a link
+# baseline's iperf3 server listens; the orchestrator runs the client in the source's pod.
+IPERF3_PORT_NAME = "iperf3"
 
 
 # -- pure builders: Kubernetes objects in, Endpoints out ----------------------------------------
@@ -120,8 +123,9 @@ def build_endpoints(
             "root": xports.get("root", DEFAULT_PORTS["root"]),
             "gridftp": gports.get("gridftp", DEFAULT_PORTS["gridftp"]),
         }
-        if PROBE_PORT_NAME in xports:  # the RTT probe sidecar beside the XRootD server
-            ports[PROBE_PORT_NAME] = xports[PROBE_PORT_NAME]
+        for sidecar in (PROBE_PORT_NAME, IPERF3_PORT_NAME):  # beside the XRootD server
+            if sidecar in xports:
+                ports[sidecar] = xports[sidecar]
         node = (nodes or {}).get(node_name)
         node_labels: dict[str, str] = dict(node.metadata.labels or {}) if node else {}
         endpoints.append(
@@ -131,6 +135,7 @@ def build_endpoints(
                 ports=ports,
                 data_root=_annotation((xpod, gpod), DATA_ROOT_ANNOTATION) or DEFAULT_DATA_ROOT,
                 host_dn=_host_dn((xpod, gpod), node_name),
+                pod=f"{xpod.metadata.namespace}/{xpod.metadata.name}",
                 site=node_site(node_labels, site_labels),
                 labels={k: v for k, v in node_labels.items() if k.startswith(KEPT_LABEL_PREFIXES)},
                 link_gbps=node_link_gbps(node_labels, link_label),
@@ -172,60 +177,6 @@ def _node_ready_condition(node: V1Node | None) -> V1NodeCondition | None:
     if node is None or node.status is None:
         return None
     return next((c for c in node.status.conditions or [] if c.type == "Ready"), None)
-
-
-# -- the client: in-cluster config, else kubeconfig -------------------------------------------
-
-
-def load_api_client(
-    kubeconfig: str | Path | None = None,
-    context: str | None = None,
-    service_account_dir: Path = SERVICE_ACCOUNT_DIR,
-) -> tuple[ApiClient, str]:
-    """An ApiClient and the namespace to look in.
-
-    An explicit `kubeconfig` is used as given. Otherwise the in-cluster configuration (the
-    pod's ServiceAccount) comes first, then the default kubeconfig ($KUBECONFIG,
-    ~/.kube/config). The namespace is the pod's own, else the kubeconfig context's, else
-    "default".
-    """
-    from kubernetes import client, config
-    from kubernetes.config.config_exception import ConfigException
-    from kubernetes.config.incluster_config import InClusterConfigLoader
-
-    configuration = client.Configuration()
-    if kubeconfig is None:
-        in_cluster = InClusterConfigLoader(
-            token_filename=str(service_account_dir / "token"),
-            cert_filename=str(service_account_dir / "ca.crt"),
-        )
-        try:
-            in_cluster.load_and_set(configuration)
-        except ConfigException as exc:
-            log.info("no in-cluster configuration (%s); using the kubeconfig", exc)
-        else:
-            log.info("using the in-cluster configuration (%s)", service_account_dir)
-            namespace_file = service_account_dir / "namespace"
-            namespace = namespace_file.read_text().strip() if namespace_file.exists() else ""
-            return client.ApiClient(configuration), namespace or "default"
-    config_file = str(kubeconfig) if kubeconfig is not None else None
-    try:
-        config.load_kube_config(
-            config_file=config_file,
-            context=context,
-            client_configuration=configuration,
-            persist_config=False,
-        )
-        contexts, active = config.list_kube_config_contexts(config_file=config_file)
-    except (ConfigException, OSError) as exc:
-        raise UserError(
-            f"no Kubernetes configuration: not in a cluster and no usable kubeconfig ({exc})"
-        ) from exc
-    if context is not None:  # load_kube_config has checked that it exists
-        active = next(c for c in contexts if c["name"] == context)
-    log.info("using kubeconfig %s (context %s)", config_file or "(default)", active["name"])
-    namespace = active.get("context", {}).get("namespace") or "default"
-    return client.ApiClient(configuration), namespace
 
 
 class KubernetesDiscovery:

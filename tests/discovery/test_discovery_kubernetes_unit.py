@@ -37,6 +37,7 @@ def pod(
     return V1Pod(
         metadata=V1ObjectMeta(
             name=f"p-{node}",
+            namespace="tpc",
             annotations=annotations,
             creation_timestamp=created,
             deletion_timestamp=T0 if deleting else None,
@@ -115,6 +116,7 @@ def test_endpoint_fields_come_from_pods_and_node_labels() -> None:
             address="10.0.0.1",
             ports={"https": 9443, "root": 2094, "gridftp": 3811},
             data_root="/srv/tpc",
+            pod="tpc/p-a",
             site="ucsd",
             labels={
                 "tpc-bench/site": "ucsd",
@@ -128,11 +130,31 @@ def test_endpoint_fields_come_from_pods_and_node_labels() -> None:
             address="10.0.0.2",
             ports={"https": 9443, "root": 2094, "gridftp": 3811},
             data_root="/data",
+            pod="tpc/p-b",
             site="zone-2",
             labels={"topology.kubernetes.io/zone": "zone-2", "tpc-bench/link-gbps": "fast"},
             link_gbps=None,
         ),
     ]
+
+
+def test_the_sidecars_ports_beside_xrootd_are_read_and_the_pod_is_the_xrootd_one() -> None:
+    """The RTT probe's and the link baseline's iperf3 server (chart: baseline.enabled), each
+    its own container of the XRootD pod; a link baseline runs iperf3's client in that pod."""
+    server = xrootd("a", "10.0.0.1")
+    server.spec.containers += [
+        V1Container(name="rtt-probe", ports=[V1ContainerPort(name="probe", container_port=9106)]),
+        V1Container(name="iperf3", ports=[V1ContainerPort(name="iperf3", container_port=5301)]),
+    ]
+    other = gridftp("a", "10.0.0.1")
+    other.metadata.name = "g-a"
+    [endpoint] = build_endpoints([server], [other])
+    assert endpoint.ports == {"https": 9443, "root": 2094, "gridftp": 3811, "probe": 9106,
+                              "iperf3": 5301}  # fmt: skip
+    assert endpoint.pod == "tpc/p-a"
+    # without the sidecar (baseline.enabled false) there is no iperf3 port to use
+    [plain] = build_endpoints([xrootd("a", "10.0.0.1")], [other])
+    assert "iperf3" not in plain.ports
 
 
 def test_unnamed_ports_fall_back_to_defaults_and_newest_ready_pod_wins() -> None:
