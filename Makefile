@@ -2,6 +2,7 @@
 #   make demo    start a lab of real XRootD/GridFTP servers, run a campaign, serve the dashboard
 #   make demo-wan  the demo, then the shape of the paper's Figures 7 and 8 from its API
 #   make demo-cluster  the demo on a real Kubernetes cluster in the lab: helm install, a campaign
+#   make reproduce  the paper's three findings beside ours and its Figures 3, 4, 5, 7, 8 (about 25 min)
 #   make test    install what is needed and run the whole test suite
 #   make bench   print the benchmark ratios (fidelity, webapp scale, planner, WAN emulation, clients, authentication, cluster)
 #   make images  build the container images (podman; the Debian base once, cached)
@@ -13,7 +14,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: help demo demo-wan demo-cluster demo-down test bench lint images kubenode helm helm-values-schema chart system-deps venv postgres simcluster delayline clean
+.PHONY: help demo demo-wan demo-cluster demo-down reproduce test bench lint images kubenode helm helm-values-schema chart system-deps venv postgres simcluster delayline clean
 
 help:
 	@sed -n '2,10p' Makefile | sed 's/^# *//'
@@ -87,6 +88,10 @@ demo-wan: demo
 
 demo-down:
 	@scripts/demo.sh down
+
+# The paper profile's lab, its measurements, the findings and figures (docs/reproduce.md).
+reproduce: system-deps venv delayline
+	@scripts/reproduce.sh
 
 bench: system-deps venv postgres delayline
 	@scripts/bench.sh

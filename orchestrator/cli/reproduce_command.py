@@ -108,11 +108,16 @@ def reproduce(args: argparse.Namespace) -> int:
         f"reproduce: {verdict} in {minutes(total)}; {result.failed} failed point(s) or "
         "measurement(s) (stored with their reasons)"
     )
+    if result.unsent:
+        console.print(
+            f"[bold yellow]reproduce: {result.unsent} result(s) were not sent and wait in the "
+            f"spool {result.spool}[/]"
+        )
     console.print(
         "reproduce: next, the paper's findings and figures: "
         ".venv/bin/python webapp/manage.py paper_report --out build/reproduce"
     )
-    return 0 if result.failed == 0 and not result.interrupted else 1
+    return 0 if result.failed == 0 and not result.interrupted and not result.unsent else 1
 
 
 def minutes(seconds: float) -> str:

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.campaign.context import build_context, build_reporter, campaign_lock
-from orchestrator.campaign.journal import recover_interrupted
 from orchestrator.campaign.result import CampaignProgress, CampaignResult
 from orchestrator.campaign.run import Campaign
 from orchestrator.campaign.settings import PARSERS, Settings, load_settings
@@ -58,6 +57,8 @@ class ReproduceResult:
     prelim_runs: list[PrelimRun] = field(default_factory=list)
     campaigns: list[CampaignResult] = field(default_factory=list)
     interrupted: bool = False
+    unsent: int = 0  # results still in the spool after the last try to send them
+    spool: str = ""
 
     @property
     def failed(self) -> int:
@@ -108,8 +109,9 @@ class Reproduction:
         steps = plan_steps(self.plan)
         self._check_memory()
         reporter = build_reporter(self.settings)
+        # No recovery of other campaigns' journals here (campaign run does it): a reproduction
+        # reports its own results only, into a webapp that may hold nothing else.
         with campaign_lock(self.home):
-            recover_interrupted(reporter, self.home)
             reporter.start()
             try:
                 for step in steps:
@@ -122,6 +124,8 @@ class Reproduction:
                     self.result.steps.append(done)
             finally:
                 reporter.close(flush_timeout=10.0)
+                self.result.unsent = reporter.spool.depth()
+                self.result.spool = str(reporter.spool.directory)
         return self.result
 
     def _check_memory(self) -> None:
