@@ -20,6 +20,7 @@ NEWER_SETTINGS = [
     *(f"{part}.probes" for part in ("servers", "orchestrator", "webapp", "database", "tokens",
                                      "certificates.signer", "prelim")),
     *(f"{part}.updateStrategy" for part in ("servers", "webapp", "tokens")),
+    "baseline",
 ]  # fmt: skip
 GENERATED = {"Secret"}  # their data differs between any two renders
 

@@ -239,4 +239,13 @@ database:
 prelim:
   probes:
     startup: {periodSeconds: 2, failureThreshold: 60}
+baseline:
+  enabled: false
+  everyCampaign: true
+  seconds: 10
+  omit: 2
+  port: 5201
+  resources: {cpu: "1", memory: 1Gi}
+  probes:
+    readiness: {periodSeconds: 30}
 {{- end }}
