@@ -23,6 +23,7 @@ from webapp.dashboard.history import (
     with_link_fraction,
     with_phase_summaries,
 )
+from webapp.dashboard.notes import buffer_note_context
 from webapp.results.choices import Auth, Client, Protocol
 from webapp.results.selectors.aggregates import stream_comparison, throughput_vs_latency
 from webapp.results.selectors.baselines import pair_baselines
@@ -226,6 +227,10 @@ def latency_page(request: HttpRequest) -> HttpResponse:
         for name, fit in result["fits"].items()
     ]
     context["figure"] = plots.latency_figure(result) if result["points"] else None
+    context["buffer_note"] = buffer_note_context(
+        streams=streams, window=window, protocol=protocol or None, auth=Auth.X509,
+        client=Client.NATIVE,
+    )  # fmt: skip
     with_data = [p for p in shown if p in result["fits"]] or shown
     context["exports"] = _exports(
         "/api/v1/throughput-vs-latency/", with_data, {"streams": streams, "window": window}, streams
@@ -254,6 +259,10 @@ def streams_page(request: HttpRequest) -> HttpResponse:
     context["results"] = results
     context["summaries"] = [plots.ratio_summary(r) for r in results]
     context["figure"] = plots.streams_figure(results) if results else None
+    # One stream is what a buffer limits first: the single-stream points.
+    context["buffer_note"] = buffer_note_context(
+        streams=1, window=window, protocol=protocol or None, auth=Auth.X509, client=Client.NATIVE
+    )
     with_data = [r["protocol"] for r in results] or shown
     context["exports"] = _exports("/api/v1/stream-comparison/", with_data, {"window": window}, None)
     return render(request, "dashboard/streams.html", context)
