@@ -23,8 +23,10 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 from kubernetes.config import new_client_from_config
 
+from orchestrator.cluster.pod_exec import run_in_pod
 from orchestrator.discovery import KubernetesDiscovery
 from orchestrator.discovery.kubernetes import HOST_DN_TEMPLATE_ANNOTATION
+from orchestrator.errors import UserError
 from tests.support.helm_chart import CHART, Cluster, Helm, release_values, tpcbench_argv
 
 pytestmark = pytest.mark.cluster
@@ -249,6 +251,15 @@ def test_neither_servers_nor_orchestrator_can_read_the_ca_secret(release: Releas
             forbidden(kubeconfig, lambda api: api.read_namespaced_secret(secret, NAMESPACE)) == 403
         )
         assert forbidden(kubeconfig, lambda api: api.list_namespaced_secret(NAMESPACE)) == 403
+
+
+def test_without_the_baseline_the_orchestrator_may_not_exec_in_the_server_pods(
+    release: Release,
+) -> None:
+    config = release.kubeconfig("orchestrator", release.pod_of("orchestrator"))
+    server = f"{NAMESPACE}/{release.pod_of('xrootd', 'chart-node-1').metadata.name}"
+    with pytest.raises(UserError, match=r"may not exec into pod .* \(the chart grants them with"):
+        run_in_pod(server, "xrootd", ["true"], 10, api_client=new_client_from_config(str(config)))
 
 
 def test_discovery_with_the_orchestrator_account_finds_exactly_the_labelled_nodes(
