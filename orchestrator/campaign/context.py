@@ -41,6 +41,7 @@ class CampaignContext:
             measure_options={"timeout": settings.transfer_timeout},
             baseline=settings.baseline,
             baseline_seconds=settings.baseline_seconds,
+            baseline_omit=settings.baseline_omit,
             **run,
         )
 

@@ -34,7 +34,13 @@ from orchestrator.errors import UserError
 from orchestrator.latency import measure_rtt, rtt_origin
 from orchestrator.measurement.run import run_measurement
 from orchestrator.measurement.spec import MeasurementRequest, MeasurementSpec
-from orchestrator.prelim.baseline import Baseline, check_baseline_possible, measure_baseline
+from orchestrator.prelim.baseline import (
+    Baseline,
+    check_baseline_options,
+    check_baseline_possible,
+    link_streams,
+    measure_baseline,
+)
 from orchestrator.report.reporter import Reporter
 from orchestrator.transfers.record import iso
 
@@ -167,6 +173,11 @@ class Campaign:
             return f"a campaign needs at least 2 ready nodes, discovery found {found}{unready}"
         if self.settings.baseline:
             try:
+                check_baseline_options(
+                    self._baseline_streams(),
+                    self.settings.baseline_seconds,
+                    self.settings.baseline_omit,
+                )
                 for endpoint in self.endpoints.values():
                     check_baseline_possible(endpoint, endpoint)
             except UserError as exc:
@@ -254,9 +265,15 @@ class Campaign:
             src,
             dst,
             campaign=self.uuid,
+            streams=self._baseline_streams(),
             seconds=self.settings.baseline_seconds,
+            omit=self.settings.baseline_omit,
         )
         await asyncio.to_thread(self.reporter.report_result, "baseline", measured.to_json())
+
+    def _baseline_streams(self) -> int:
+        """As many streams as the pair's busiest measurement: K transfers x the most streams."""
+        return link_streams(self.settings.transfers, max(self.settings.streams))
 
     async def _node_gone(self, spec: MeasurementSpec) -> bool:
         """Re-ask discovery now and then; a node gone since the start fails its specs."""

@@ -36,6 +36,7 @@ from orchestrator.campaign.planner import (
 )
 from orchestrator.errors import UserError
 from orchestrator.paths import tpcbench_home
+from orchestrator.prelim.baseline import DEFAULT_OMIT as DEFAULT_BASELINE_OMIT
 from orchestrator.prelim.baseline import DEFAULT_SECONDS as DEFAULT_BASELINE_SECONDS
 from orchestrator.sizes import parse_size
 from orchestrator.transfers import AUTH_MODES, CLIENTS, unsupported_reason
@@ -97,6 +98,13 @@ def _positive_int(text: str | int) -> int:
     return value
 
 
+def _non_negative_int(text: str | int) -> int:
+    value = int(text)
+    if value < 0:
+        raise ValueError(f"{text!r} must be 0 or more")
+    return value
+
+
 def _size(text: str | int) -> int:
     return int(text) if isinstance(text, int) else parse_size(text)
 
@@ -144,7 +152,8 @@ class Settings:
     metrics_port: int = 9105
     run_on_start: bool = False  # start one campaign right away, then follow the schedule
     baseline: bool = False  # measure each pair's link (iperf3) before its transfers
-    baseline_seconds: int = 10  # how long each of those iperf3 tests runs
+    baseline_seconds: int = DEFAULT_BASELINE_SECONDS  # how long each iperf3 test measures
+    baseline_omit: int = DEFAULT_BASELINE_OMIT  # seconds of slow start before it, left out
     sources: dict[str, str] = field(default_factory=dict)  # setting -> where it came from
 
 
@@ -177,6 +186,7 @@ PARSERS: dict[str, Callable[[Any], Any]] = {
     "run_on_start": parse_bool,
     "baseline": parse_bool,
     "baseline_seconds": _positive_int,
+    "baseline_omit": _non_negative_int,
 }
 
 
@@ -228,6 +238,12 @@ def load_settings(
                 where = f"{ENV_PREFIX}{name.upper()}" if origin == "environment" else origin
                 raise UserError(f"{where}: {name}: {exc}") from None
             settings.sources[name] = origin
+    if settings.baseline and settings.baseline_omit >= settings.baseline_seconds:
+        raise UserError(
+            f"baseline_omit ({settings.baseline_omit} s of slow start left out) must be fewer "
+            f"than baseline_seconds ({settings.baseline_seconds} s measured after it), e.g. "
+            "--baseline-seconds 10 --baseline-omit 2"
+        )
     return settings
 
 
@@ -248,6 +264,7 @@ class CampaignSettings:
     rediscover_every: float = 30.0  # seconds between asking discovery for vanished nodes
     baseline: bool = False  # each ordered pair's link (iperf3) before its first measurement
     baseline_seconds: int = DEFAULT_BASELINE_SECONDS
+    baseline_omit: int = DEFAULT_BASELINE_OMIT
     measure_options: Mapping[str, Any] = field(default_factory=dict)  # e.g. the timeout
 
     @property

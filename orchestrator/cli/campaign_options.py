@@ -29,7 +29,8 @@ CAMPAIGN_FLAGS: tuple[tuple[str, str], ...] = (
     ("--report-to", "webapp URL to POST measurements to, e.g. http://127.0.0.1:8000"),
     ("--token-file", "file holding the API token (else $TPCBENCH_API_TOKEN)"),
     ("--spool-dir", "durable spool of unsent results (default $TPCBENCH_HOME/spool)"),
-    ("--baseline-seconds", "how long each --baseline iperf3 test runs (default 10)"),
+    ("--baseline-seconds", "how long each --baseline iperf3 test measures (default 10)"),
+    ("--baseline-omit", "seconds of slow start each --baseline test leaves out first (default 2)"),
 )
 
 
@@ -42,7 +43,8 @@ def add_campaign_flags(parser: argparse.ArgumentParser) -> None:
         action="store_const",
         const=True,
         default=None,
-        help="measure each pair's link with iperf3 (8 streams) before its transfers (lab)",
+        help="measure each pair's link with iperf3 before its transfers, with as many streams "
+        "as a measurement (transfers x streams, at most 128)",
     )
 
 

@@ -1,10 +1,12 @@
 """The preliminary benchmarks on a real lab: `tpcbench prelim concurrency|filesize` and
-`tpcbench baseline`, as processes, their results' shape and sanity, and the memory guard."""
+`tpcbench baseline`, as processes, their results' shape and sanity, and the memory guard.
+tests/prelim/test_baseline_link.py checks the baseline's figure against a capped link."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -12,12 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.endpoints import Endpoint
 from orchestrator.errors import UserError
 from orchestrator.lab import LabNetwork
 from orchestrator.lab.run_record import LabRun
 from orchestrator.lab.temporary import temporary_lab
-from orchestrator.prelim.baseline import check_baseline_possible
 from orchestrator.prelim.memory import MemoryBudget, check_fits
 from tests.support.real_webapp import RealWebapp, serving_webapp
 
@@ -116,37 +116,51 @@ def test_a_baseline_between_two_lab_nodes_lands_in_the_webapp(
     home: Path, webapp: RealWebapp
 ) -> None:
     done = tpcbench(home, "baseline", "--src", "lab-1", "--dst", "lab-2", "--seconds", "2",
-                    "--json", "--report-to", webapp.url, token=webapp.token)  # fmt: skip
+                    "--omit", "1", "--json", "--report-to", webapp.url,
+                    token=webapp.token)  # fmt: skip
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
+    # as many streams as a measurement by default (11 transfers x 8), 1 s of slow start left out
     assert (result["src"], result["dst"], result["tool"], result["streams"]) == (
         "lab-1",
         "lab-2",
         "iperf3",
-        8,
+        88,
     )
+    assert (result["duration_s"], result["omit_s"]) == (2, 1)
     assert result["throughput_gbps"] > 0.1 and result["error"] == ""
+    assert isinstance(result["retransmits"], int) and result["retransmits"] >= 0
     stored = webapp.query(
-        "SELECT s.name, d.name, b.throughput_gbps FROM results_baseline b "
+        "SELECT s.name, d.name, b.throughput_gbps, b.streams, b.omit_s, b.retransmits "
+        "FROM results_baseline b "
         "JOIN results_node s ON s.id = b.src_id JOIN results_node d ON d.id = b.dst_id "
         "WHERE b.uuid = %s",
         result["uuid"],
     )
-    assert stored == [("lab-1", "lab-2", result["throughput_gbps"])]
-    assert tpcbench(home, "baseline", "--src", "lab-1", "--dst", "lab-1").returncode == 2
+    assert stored == [("lab-1", "lab-2", result["throughput_gbps"], 88, 1, result["retransmits"])]
+    # without --json: one line saying how it was taken
+    line = tpcbench(home, "baseline", "--src", "lab-2", "--dst", "lab-1", "--streams", "4",
+                    "--seconds", "2", "--omit", "1")  # fmt: skip
+    assert line.returncode == 0, line.stderr
+    assert re.fullmatch(
+        r"lab-2 -> lab-1: \d+\.\d{3} Gbit/s \(iperf3, 4 streams, 2 s after 1 s of slow start, "
+        r"\d+ retransmits\)\n",
+        line.stdout,
+    ), line.stdout
 
 
-def test_a_baseline_needs_both_ends_in_the_lab() -> None:
-    inside = Endpoint("a", "10.99.1.2", netns="ns-a")
-    with pytest.raises(UserError, match="inside the lab nodes' network namespaces; b has none"):
-        check_baseline_possible(inside, Endpoint("b", "10.0.0.2"))
-
-
-def test_a_baseline_that_cannot_start_is_a_failed_baseline(monkeypatch: pytest.MonkeyPatch) -> None:
-    from orchestrator.prelim.baseline import measure_baseline
-
-    monkeypatch.setenv("PATH", "/nonexistent")  # no `ip` to enter the namespaces with
-    a, b = Endpoint("a", "10.99.1.2", netns="ns-a"), Endpoint("b", "10.99.2.2", netns="ns-b")
-    result = measure_baseline(a, b, seconds=1)
-    assert result.throughput_gbps is None and result.finished
-    assert result.error.startswith("iperf3 server on b could not be started:")
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--src", "lab-1", "--dst", "lab-1"), "--src and --dst must be different nodes"),
+        (
+            ("--src", "lab-1", "--dst", "lab-9"),
+            "no ready node lab-9; discovery found: lab-1, lab-2",
+        ),
+        (("--src", "lab-1", "--dst", "lab-2", "--seconds", "2", "--omit", "2"), "omit 2"),
+        (("--src", "lab-1", "--dst", "lab-2", "--streams", "129"), "1-128 streams"),
+    ],
+)
+def test_a_baseline_cli_refuses_what_cannot_run(home: Path, args: tuple, message: str) -> None:
+    done = tpcbench(home, "baseline", *args)
+    assert done.returncode == 2 and message in done.stderr, done.stderr

@@ -13,9 +13,11 @@ BASELINE_FIELDS = (
     "tool",
     "streams",
     "duration_s",
+    "omit_s",
     "started",
     "finished",
     "throughput_gbps",
+    "retransmits",
     "error",
 )
 
