@@ -53,7 +53,7 @@ def test_an_iperf3_server_runs_beside_xrootd_on_the_nodes_network(helm: Helm) ->
     moved = helm.template("lab-values.yaml", "baseline-values.yaml", **{"baseline.port": "5301"})
     iperf3 = containers(pod_spec(moved, "DaemonSet", "-xrootd"))["iperf3"]
     assert iperf3["args"][-1] == "--port=5301" and iperf3["ports"][0]["containerPort"] == 5301
-    assert iperf3["resources"]["limits"] == {"cpu": "200m", "memory": "128Mi"}
+    assert iperf3["resources"]["limits"] == {"cpu": "100m", "memory": "128Mi"}
 
 
 def test_the_orchestrator_may_exec_in_the_release_pods_only_with_the_baseline(
