@@ -5,14 +5,20 @@ in test_chart_on_kubelets.py; off by default (test_chart_render.py: the ports an
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from kubernetes.config import new_client_from_config
 
 from orchestrator.campaign.settings import load_settings
+from orchestrator.cluster.pod_exec import run_in_pod
 from orchestrator.discovery.kubernetes import IPERF3_PORT_NAME
-from tests.support.helm_chart import CHART, Helm, find
+from orchestrator.errors import UserError
+from orchestrator.prelim.baseline import iperf3_client_argv
+from tests.support.helm_chart import CHART, Cluster, Helm, find
 
 EXEC_RULE = {"apiGroups": [""], "resources": ["pods/exec"], "verbs": ["get", "create"]}
 
@@ -59,7 +65,9 @@ def test_an_iperf3_server_runs_beside_xrootd_on_the_nodes_network(helm: Helm) ->
 def test_the_orchestrator_may_exec_in_the_release_pods_only_with_the_baseline(
     helm: Helm,
 ) -> None:
-    assert EXEC_RULE not in find(helm.template(), "Role", "-orchestrator")["rules"]
+    default = helm.template()
+    assert EXEC_RULE not in find(default, "Role", "-orchestrator")["rules"]
+    assert not [o for o in default if o["kind"].startswith("ValidatingAdmissionPolicy")]
     objects = helm.template("baseline-values.yaml")
     assert EXEC_RULE in find(objects, "Role", "-orchestrator")["rules"]
     cluster_rules = find(objects, "ClusterRole", "-orchestrator")["rules"]
@@ -96,3 +104,61 @@ def test_values_a_baseline_cannot_run_with_are_refused(
         argv += ["--set", f"{key}={value}"]
     result = helm.run(*argv, check=False)
     assert result.returncode != 0 and complaint in result.stderr, result.stderr
+
+
+EXEC_POLICY_KINDS = ("ServiceAccount", "Role", "RoleBinding", "ValidatingAdmissionPolicy",
+                     "ValidatingAdmissionPolicyBinding")  # fmt: skip
+TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token"  # the servers' in every container
+
+
+def test_the_orchestrator_may_exec_only_a_baselines_iperf3_client_in_the_xrootd_pods(
+    helm: Helm, cluster: Cluster, eventually: Callable[..., Any], tmp_path: Path
+) -> None:
+    """The chart's Role and admission policy on a real API server (no pod runs: an exec the
+    policy lets through ends at "the pod is gone", one it refuses says so)."""
+    namespace = f"tpcb-exec-{uuid.uuid4().hex[:6]}"
+    rendered = helm.template("baseline-values.yaml", namespace=namespace)
+    component = "app.kubernetes.io/component"
+    objects = [o for o in rendered if o["kind"] in EXEC_POLICY_KINDS
+               and o["metadata"]["labels"][component] == "orchestrator"]  # fmt: skip
+    assert sorted(o["kind"] for o in objects) == sorted(EXEC_POLICY_KINDS)
+    cluster.core.create_namespace({"metadata": {"name": namespace}})
+    created = []
+    try:
+        for item in objects:
+            kind = cluster.dynamic().resources.get(
+                api_version=item["apiVersion"], kind=item["kind"]
+            )
+            where = {"namespace": namespace} if kind.namespaced else {}
+            kind.create(body=item, **where)
+            created.append((kind, item["metadata"]["name"], where))
+        account = "rel-tpc-bench-orchestrator"
+        api = new_client_from_config(
+            str(cluster.kubeconfig(tmp_path / "kubeconfig", namespace, account))
+        )
+
+        def said(pod: str, container: str, argv: list[str]) -> str:
+            with pytest.raises(UserError) as refused:
+                run_in_pod(f"{namespace}/{pod}", container, argv, 10, api_client=api)
+            return str(refused.value)
+
+        baseline = iperf3_client_argv("10.0.0.2", 5201, streams=88, seconds=10, omit=2)
+        bound = iperf3_client_argv("10.0.0.2", 5201, streams=8, seconds=3, omit=1, bind="10.0.0.1")
+        denied = "ValidatingAdmissionPolicy"
+        # once the Role and the policy are in force: the signer's pod (the CA key) is refused
+        eventually(lambda: said("rel-tpc-bench-signer-5d8f7", "iperf3", baseline),
+                   lambda why: denied in why, "the admission policy in force")  # fmt: skip
+        server = "rel-tpc-bench-xrootd-x7k2p"
+        for argv in (baseline, bound):  # what baseline.py runs passes (to the missing pod)
+            assert "is gone" in said(server, "iperf3", argv)
+        for container, argv in [
+            ("xrootd", baseline),  # another container of the pod
+            ("iperf3", ["sh", "-c", f"cat {TOKEN}"]),
+            ("iperf3", [*baseline, "--file", TOKEN]),
+            ("iperf3", ["iperf3", "--server", "--port", "5202"]),
+        ]:
+            assert denied in said(server, container, argv), argv
+    finally:
+        for kind, name, where in reversed(created):
+            kind.delete(name=name, **where)
+        cluster.core.delete_namespace(namespace)

@@ -7,7 +7,8 @@ the client certificate and with tokens). Then what a site engineer does, in orde
 look at the certificates, helm test, ask for a campaign through the webapp, look into the
 token area, upgrade, lose a server pod, lose a node's kubelet, uninstall, and take the lab
 down. The tests share one cluster and run in this file's order; each says what it leaves for
-the next.
+the next. With ci/baseline-values.yaml each campaign measures each pair's link first, with
+iperf3 from the source's XRootD pod to the destination's, as `tpcbench baseline` does there.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from kubernetes import client
 from ca.authority import CertificateAuthority
 from ca.keys import write_private
 from ca.tokens import TokenMinter, ensure_issuer_key
+from orchestrator.cluster.pod_exec import run_in_pod
 from orchestrator.endpoints import in_token_area, source_name
 from orchestrator.errors import UserError
 from orchestrator.lab import stop_lab
@@ -40,7 +42,6 @@ from orchestrator.lab.network import existing_namespaces
 from orchestrator.lab.topology import LabNetwork
 from tests.support.helm_chart import CHART, Helm
 from tests.support.kubelet_lab import (
-    KUBENODE_BUILD,
     LAB_VALUES,
     SERVER_COMPONENTS,
     TOKEN_VALUES,
@@ -60,26 +61,10 @@ NETWORK = LabNetwork(
 NAMESPACE = "tpc"
 RELEASE = "lab"
 SERVER_NODES = ["lab-1", "lab-2"]  # lab-3 starts unlabelled: no server pods there
+BASELINE_VALUES = LAB_VALUES.with_name("baseline-values.yaml")
 
 
-@pytest.fixture(scope="module")
-def kubenode() -> None:
-    result = subprocess.run([str(KUBENODE_BUILD)], capture_output=True, text=True, check=False)
-    if result.returncode != 0:
-        pytest.fail(f"scripts/kubenode/build.sh failed:\n{result.stderr[-3000:]}")
-
-
-@pytest.fixture(scope="module")
-def machine_settings() -> dict[str, str]:
-    """The kernel settings kubelet changes, as the machine had them before this lab."""
-    return kernel_settings.read_settings()
-
-
-@pytest.fixture(scope="module")
-def namespaces_before() -> set[str]:
-    return set(existing_namespaces())
-
-
+# kubenode (the nodes' images), machine_settings and namespaces_before: conftest.py
 @pytest.fixture(scope="module")
 def lab(
     kubenode: None,
@@ -158,7 +143,8 @@ def test_helm_install_runs_every_pod_ready_and_servers_only_on_labelled_nodes(
     )
     install = ["install", RELEASE, str(CHART), "--namespace", NAMESPACE, "--create-namespace"]
     values = ["--values", str(LAB_VALUES), "--values", str(TOKEN_VALUES),
-              "--set", "webapp.privateReads=true"]  # fmt: skip
+              "--values", str(BASELINE_VALUES), "--set", "baseline.seconds=3",
+              "--set", "baseline.omit=1", "--set", "webapp.privateReads=true"]  # fmt: skip
     helm.run(*install, *values, "--wait", "--timeout", "10m", timeout=900)
 
     # helm's --wait saw each pod Ready once; a busy machine can fail an exec probe after that
@@ -223,6 +209,28 @@ def test_a_run_now_campaign_runs_in_the_orchestrator_pod_and_lands_in_postgresql
     nodes = lab.webapp("lab-1", "GET", "/api/v1/nodes/")["results"]
     assert {(n["name"], n["link_gbps"]) for n in nodes} == {("lab-1", 4.0), ("lab-2", 4.0)}
     assert lab.stored_measurements(campaign["uuid"]) == 12
+    # each pair's link first: K x 8 streams, 3 s after 1 s, iperf3 in the source's pod
+    path = f"/api/v1/baselines/?campaign={campaign['uuid']}"
+    links = lab.webapp("lab-1", "GET", path)["results"]
+    assert sorted((b["src"], b["dst"], b["error"]) for b in links) == [
+        ("lab-1", "lab-2", ""), ("lab-2", "lab-1", ""),
+    ]  # fmt: skip
+    assert all((b["streams"], b["duration_s"], b["omit_s"]) == (32, 3, 1) for b in links)
+    assert all(b["throughput_gbps"] > 0 and b["retransmits"] >= 0 for b in links)
+
+
+def test_tpcbench_baseline_in_the_orchestrator_pod_measures_the_link_and_reports_it(
+    lab: KubeletLab,
+) -> None:
+    pod = f"{NAMESPACE}/{lab.pods('orchestrator')[0].metadata.name}"
+    argv = ["tpcbench", "baseline", "--src", "lab-2", "--dst", "lab-1", "--streams", "8",
+            "--seconds", "3", "--omit", "1", "--json"]  # fmt: skip
+    code, out, err = run_in_pod(pod, "orchestrator", argv, 120, api_client=lab.api)
+    measured = json.loads(out) if code == 0 else pytest.fail(f"exit {code}: {err}")
+    assert (measured["dst"], measured["streams"], measured["error"]) == ("lab-1", 8, "")
+    stored = lab.webapp("lab-1", "GET", "/api/v1/baselines/?src=lab-2&dst=lab-1")["results"]
+    mine = [b["throughput_gbps"] for b in stored if b["uuid"] == measured["uuid"]]
+    assert mine == [measured["throughput_gbps"]] and mine[0] > 0  # sent before it exited
 
 
 def test_the_token_area_opens_to_the_issuers_tokens_only(lab: KubeletLab, tmp_path: Path) -> None:
