@@ -179,9 +179,13 @@ def test_one_rtt_and_one_link_baseline_per_ordered_pair(tmp_path: Path) -> None:
         asked.append((src.name, dst.name))
         return 2.5
 
-    def link(src: Endpoint, dst: Endpoint, *, campaign: str, seconds: int) -> Baseline:
+    def link(
+        src: Endpoint, dst: Endpoint, *, campaign: str, streams: int, seconds: int, omit: int
+    ) -> Baseline:
         events.append(f"baseline {src.name}->{dst.name}")
-        return Baseline(src.name, dst.name, 8, seconds, campaign, throughput_gbps=9.0)
+        measured = Baseline(src.name, dst.name, streams, seconds, campaign, omit_s=omit)
+        measured.throughput_gbps = 9.0
+        return measured
 
     def measure(request, **kw):
         src, dst = request.src, request.dst
@@ -191,8 +195,8 @@ def test_one_rtt_and_one_link_baseline_per_ordered_pair(tmp_path: Path) -> None:
 
     reporter = CollectingReporter()
     settings = CampaignSettings(
-        protocols=("https", "gridftp"), streams=(8, 1), transfers=1, file_size=1024,
-        baseline=True, baseline_seconds=3,
+        protocols=("https", "gridftp"), streams=(8, 1), transfers=3, file_size=1024,
+        baseline=True, baseline_seconds=3, baseline_omit=1,
     )  # fmt: skip
     run = campaign(
         settings, Fixed("abc", netns=True), tmp_path,
@@ -206,6 +210,8 @@ def test_one_rtt_and_one_link_baseline_per_ordered_pair(tmp_path: Path) -> None:
     baselines = [r for kind, r in reporter.results if kind == "baseline"]
     assert sorted((b["src"], b["dst"]) for b in baselines) == pairs
     assert all(b["campaign"] == result.uuid and b["duration_s"] == 3 for b in baselines)
+    # as many streams as the busiest measurement (3 transfers x 8 streams), 1 s left out
+    assert {(b["streams"], b["omit_s"]) for b in baselines} == {(24, 1)}
     for src, dst in pairs:  # the link first, while both nodes are reserved
         first = events.index(f"measure {src}->{dst}")
         assert events.index(f"baseline {src}->{dst}") == first - 1

@@ -64,7 +64,7 @@ def test_campaign_stores_checked_rtts_and_throughput_falls_with_rtt(
             sys.executable, "-m", "orchestrator", "campaign", "run", "--inventory", inventory,
             "--report-to", webapp.url, "--protocols", "https,gridftp", "--streams", "1",
             "--transfers", "2", "--transfer-timeout", "120", "--baseline",
-            "--baseline-seconds", "1",
+            "--baseline-seconds", "1", "--baseline-omit", "0",
         ],
         env=env, cwd=tmp_path, capture_output=True, text=True, timeout=900, check=False,
     )  # fmt: skip
