@@ -7,10 +7,12 @@
 #   DEMO_STREAMS (8,1), DEMO_PROTOCOLS (https,gridftp), DEMO_PORT (8000), TPCBENCH_HOME,
 #   DEMO_WAN (prp: RTTs between real research sites; uniform:30ms; a matrix file; off),
 #   DEMO_LINK (2gbit: each node's link capacity, also without a WAN; off for none; the grid's
-#   thresholds follow it), DEMO_TCP_BUFFER (512KiB: the nodes' TCP buffer maximum with a WAN,
-#   small enough that one stream is window-limited at WAN RTTs), DEMO_RUNTIME (process; podman:
+#   thresholds follow it), DEMO_TCP_BUFFER (auto: the nodes' TCP buffer maximum with a WAN,
+#   2 x the bandwidth-delay product of the link and the largest RTT, as research networks tune
+#   their data-transfer nodes; a size such as 512KiB makes one stream window-limited at WAN
+#   RTTs, and the streams page then says so), DEMO_RUNTIME (process; podman:
 #   the nodes' servers run from our container images, built first if need be), DEMO_BASELINE
-#   (3: seconds of iperf3 per ordered pair before its transfers, the pair pages' link line;
+#   (3: seconds of iperf3 per ordered pair before its transfers, after 2 s of slow start, the pair pages' link line;
 #   off for none), DEMO_AUTH (x509,token: how transfers are authorized; token is https's),
 #   DEMO_CLIENT (native; native,gfal2 adds gfal-copy as a second client).
 # DEMO_RUNTIME=kubernetes (make demo-cluster): a cluster lab (tpcbench lab up --kubernetes) on
@@ -29,7 +31,7 @@ PROTOCOLS=${DEMO_PROTOCOLS:-https,gridftp}
 PORT=${DEMO_PORT:-8000}
 WAN=${DEMO_WAN:-prp}
 LINK=${DEMO_LINK:-2gbit}
-TCP_BUFFER=${DEMO_TCP_BUFFER:-512KiB}
+TCP_BUFFER=${DEMO_TCP_BUFFER:-auto}
 RUNTIME=${DEMO_RUNTIME:-process}
 BASELINE=${DEMO_BASELINE:-3}
 AUTH=${DEMO_AUTH:-x509,token}
@@ -283,7 +285,7 @@ if [ "$BASELINE" != "off" ] && [ "$(id -u)" -eq 0 ]; then
   CAMPAIGN_ARGS+=(--baseline --baseline-seconds "$BASELINE")
 fi
 echo "demo: [4/5] campaign: every ordered pair x ($PROTOCOLS) x streams ($STREAMS) x auth ($AUTH) x client ($CLIENT), $TRANSFERS transfers each"
-[ ${#CAMPAIGN_ARGS[@]} -eq 0 ] || echo "demo:       and each pair's link first (iperf3, ${BASELINE} s; DEMO_BASELINE=off: none)"
+[ ${#CAMPAIGN_ARGS[@]} -eq 0 ] || echo "demo:       and each pair's link first (iperf3, as many streams as the transfers, ${BASELINE} s after 2 s of slow start; DEMO_BASELINE=off: none)"
 $TPCBENCH campaign run --protocols "$PROTOCOLS" --streams "$STREAMS" --transfers "$TRANSFERS" \
   --auth "$AUTH" --client "$CLIENT" --report-to "$URL" --token-file "$DEMO_DIR/api-token" "${CAMPAIGN_ARGS[@]}" \
   || echo "demo: some measurements failed; the grid shows them with their reasons"
