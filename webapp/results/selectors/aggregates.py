@@ -51,15 +51,24 @@ def _latency_aggregates(
     )
 
 
+def _lookups(
+    window: Window, dimensions: dict[str, str] | None, campaigns: tuple[str, ...]
+) -> tuple[tuple[str, object], ...]:
+    """A window's, the dimensions' and, when given, the campaigns' (uuids) lookups."""
+    lookups = tuple(window_lookups(window).items()) + dimension_lookups(dimensions)
+    return (*lookups, ("campaign__uuid__in", campaigns)) if campaigns else lookups
+
+
 def _latency_rows(
     window: Window,
     protocol: str | None,
     streams: int | None,
     dimensions: dict[str, str] | None = None,
+    campaigns: tuple[str, ...] = (),
 ) -> list[tuple[str, str, str, float | None, float, int]]:
     """(src, dst, protocol, mean RTT, mean throughput, n) per pair and protocol with a throughput:
     an aggregate over node ids, then their names (grouping by joined names costs more)."""
-    lookups = tuple(window_lookups(window).items()) + dimension_lookups(dimensions)
+    lookups = _lookups(window, dimensions, campaigns)
     rows = _latency_aggregates(lookups, protocol, streams)
     names = node_names_by_id()
     return [(names[src_id], names[dst_id], *rest) for src_id, dst_id, *rest in rows]
@@ -73,14 +82,16 @@ def throughput_vs_latency(
     window: str,
     auth: str = Auth.X509,
     client: str = Client.NATIVE,
+    campaigns: tuple[str, ...] = (),
 ) -> dict:
     """Per (pair, protocol): mean RTT and mean throughput over the window, and a fit per protocol.
 
     A pair counts when it has both a throughput and an RTT; `measurements` is how many
-    measurements with a throughput went into its mean.
+    measurements with a throughput went into its mean. `campaigns` (uuids): only theirs.
     """
     parsed = parse_window(window)
-    rows = _latency_rows(parsed, protocol, streams, {"auth": auth, "client": client})
+    dimensions = {"auth": auth, "client": client}
+    rows = _latency_rows(parsed, protocol, streams, dimensions, campaigns)
     rows.sort(key=itemgetter(2, 0, 1))  # by protocol, src, dst: tuples sort faster than dicts
     points = [
         {
@@ -120,10 +131,13 @@ def _stream_aggregates(window: tuple[tuple[str, object], ...], protocol: str) ->
 
 
 def _stream_rows(
-    window: Window, protocol: str, dimensions: dict[str, str] | None = None
+    window: Window,
+    protocol: str,
+    dimensions: dict[str, str] | None = None,
+    campaigns: tuple[str, ...] = (),
 ) -> list[tuple[str, str, int, float]]:
     """(src, dst, streams, mean throughput) per pair and stream setting with a throughput."""
-    lookups = tuple(window_lookups(window).items()) + dimension_lookups(dimensions)
+    lookups = _lookups(window, dimensions, campaigns)
     rows = _stream_aggregates(lookups, protocol)
     names = node_names_by_id()
     return [(names[src_id], names[dst_id], *rest) for src_id, dst_id, *rest in rows]
@@ -131,13 +145,19 @@ def _stream_rows(
 
 @cached_aggregate("stream-comparison")
 def stream_comparison(
-    *, protocol: str, window: str, auth: str = Auth.X509, client: str = Client.NATIVE
+    *,
+    protocol: str,
+    window: str,
+    auth: str = Auth.X509,
+    client: str = Client.NATIVE,
+    campaigns: tuple[str, ...] = (),
 ) -> dict:
-    """Per pair: mean throughput with 1 stream vs with the highest stream setting above 1."""
+    """Per pair: mean throughput with 1 stream vs with the highest stream setting above 1
+    (`campaigns`, uuids: only theirs)."""
     parsed = parse_window(window)
     pairs: dict[tuple[str, str], dict] = {}
     dimensions = {"auth": auth, "client": client}
-    for src, dst, streams, throughput in _stream_rows(parsed, protocol, dimensions):
+    for src, dst, streams, throughput in _stream_rows(parsed, protocol, dimensions, campaigns):
         key = (src, dst)
         pair = pairs.get(key)
         if pair is None:

@@ -3,7 +3,7 @@ the measurements themselves with their transfers (the pair page)."""
 
 from datetime import datetime
 
-from django.db.models import Prefetch, QuerySet
+from django.db.models import Avg, Count, F, Min, Prefetch, QuerySet
 
 from webapp.results.models import Measurement, Transfer
 from webapp.results.models.measurements import TRANSFER_FIELDS
@@ -92,3 +92,27 @@ def pair_history(
     else:
         recent = list(queryset.order_by("started", "id"))
     return [_measurement_dict(m, src, dst) for m in recent]
+
+
+def busiest_pair(campaigns: tuple[str, ...] = ()) -> tuple[str, str] | None:
+    """The (src, dst) with the most measurements (of `campaigns`, uuids, when given); ties:
+    the one with the largest mean RTT. None when nothing was measured."""
+    queryset = Measurement.objects.all()
+    if campaigns:
+        queryset = queryset.filter(campaign__uuid__in=campaigns)
+    found = (
+        queryset.order_by()
+        .values_list("src__name", "dst__name")
+        .annotate(n=Count("*"), rtt=Avg("rtt_ms"))
+        .order_by("-n", F("rtt").desc(nulls_last=True), "src__name", "dst__name")
+        .first()
+    )
+    return (found[0], found[1]) if found else None
+
+
+def pair_first_started(*, src: str, dst: str, campaigns: tuple[str, ...] = ()) -> datetime | None:
+    """When the pair's first measurement (of `campaigns`, when given) started."""
+    queryset = Measurement.objects.filter(src__name=src, dst__name=dst)
+    if campaigns:
+        queryset = queryset.filter(campaign__uuid__in=campaigns)
+    return queryset.aggregate(first=Min("started"))["first"]
