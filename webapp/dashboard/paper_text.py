@@ -90,14 +90,17 @@ def slope_lines(finding: Finding) -> list[str]:
             f"({slopes.get('pairs', 0)} pairs)"
         )
     absolute = _interval(finding.details.get("absolute_ratio"), digits=2, unit="x")
-    lines.append(
-        "   The verdict compares the relative slopes (each protocol's loss as a fraction of its "
-        "own mean): a protocol faster everywhere has a steeper absolute slope without being "
-        f"more sensitive. Absolute slopes (Figure 7's lines): HTTPS-TPC/GridFTP {absolute}."
-    )
+    lines += [
+        "   The verdict compares the relative slopes: a protocol faster everywhere has a steeper",
+        "   absolute slope without being more sensitive. Ratio of the absolute slopes (Figure 7's",
+        f"   lines), HTTPS-TPC/GridFTP: {absolute}.",
+    ]
     if flat:
-        lines.append(
-            f"   {' and '.join(flat)}: the slope's interval includes 0 (no loss with RTT shown), "
-            "so the ratio's interval is wide and says little."
+        whose = (
+            "Both slopes' intervals include" if len(flat) == 2 else f"{flat[0]}'s interval includes"
         )
+        lines += [
+            f"   {whose} 0 (no loss with RTT shown): the ratio's interval is wide and",
+            "   says little.",
+        ]
     return lines

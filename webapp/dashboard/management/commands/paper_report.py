@@ -58,7 +58,7 @@ def _pair(text: str | None) -> tuple[str, str] | None:
 class Command(BaseCommand):
     help = (
         "Print the paper's three findings (HTTPS-TPC vs GridFTP; one stream vs eight; latency "
-        "sensitivity) beside ours, with 95%% bootstrap confidence intervals and a verdict "
+        "sensitivity) beside ours, with 95 percent bootstrap confidence intervals and a verdict "
         "(agrees, disagrees, too few data), over the stored measurements with a throughput; "
         "save the paper's Figures 3, 4, 5, 7 and 8 as PNG and SVG into --out, drawn as the "
         "dashboard draws them. Exits 0 whatever the verdicts. Needs the `reproduce` extra "
@@ -67,7 +67,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
-            "--out", required=True, type=Path, help="directory for the figure files (made)"
+            "--out",
+            required=True,
+            metavar="DIR",
+            type=Path,
+            help="directory for the figure files (made when missing)",
         )
         parser.add_argument(
             "--json",
