@@ -108,7 +108,7 @@ def reproduce(args: argparse.Namespace) -> int:
         f"reproduce: {verdict} in {minutes(total)}; {result.failed} failed point(s) or "
         "measurement(s) (stored with their reasons)"
     )
-    if result.unsent:
+    if result.unsent and settings.report_to:
         console.print(
             f"[bold yellow]reproduce: {result.unsent} result(s) were not sent and wait in the "
             f"spool {result.spool}[/]"
@@ -117,7 +117,8 @@ def reproduce(args: argparse.Namespace) -> int:
         "reproduce: next, the paper's findings and figures: "
         ".venv/bin/python webapp/manage.py paper_report --out build/reproduce"
     )
-    return 0 if result.failed == 0 and not result.interrupted and not result.unsent else 1
+    unsent = result.unsent if settings.report_to else 0  # without a webapp, the spool keeps all
+    return 0 if result.failed == 0 and not result.interrupted and not unsent else 1
 
 
 def minutes(seconds: float) -> str:

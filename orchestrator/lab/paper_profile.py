@@ -182,7 +182,8 @@ class PaperProfile:
     repetitions: int = 3  # campaigns; docs/reproduce.md says how long they take
     baseline_seconds: int = 5  # each pair's link, per campaign, after...
     baseline_omit: int = 2  # ... this much of slow start
-    prelim_max: int = 12  # concurrency levels of Figures 3 and 4
+    prelim_max: int = 12  # Figure 3's concurrency levels, 1..12
+    filesize_max: int = 6  # Figure 4's, fewer: its largest files take most of the time
     filesize_multiples: tuple[int, ...] = PAPER_FILESIZE_MULTIPLES
 
     def summary(self) -> str:
@@ -255,7 +256,8 @@ def file_size_rule(
 
 
 def _power_of_two_at_least(value: float) -> int:
-    return 1 << max(math.ceil(math.log2(max(value, 1.0))), 0)
+    """The smallest power of two >= value; a value a rounding error above one is that one."""
+    return 1 << max(math.ceil(math.log2(max(value, 1.0)) - 1e-9), 0)
 
 
 def _mb(value: float) -> str:

@@ -26,7 +26,8 @@ class Scale:
     repetitions: int  # campaigns
     baseline_seconds: int
     baseline_omit: int
-    prelim_max: int  # concurrency levels 1..max of the sweeps
+    prelim_max: int  # concurrency levels 1..max of Figure 3's sweep
+    filesize_max: int  # and of Figure 4's
     filesize_multiples: tuple[int, ...]  # Figure 4's files, in lab files
     lab_file_size: int | None  # the source file the lab must hold; None: the profile's choice
 
@@ -39,6 +40,7 @@ def paper_scale(profile: PaperProfile = PAPER) -> Scale:
         baseline_seconds=profile.baseline_seconds,
         baseline_omit=profile.baseline_omit,
         prelim_max=profile.prelim_max,
+        filesize_max=profile.filesize_max,
         filesize_multiples=profile.filesize_multiples,
         lab_file_size=None,
     )
@@ -52,6 +54,7 @@ TINY = Scale(
     baseline_seconds=2,
     baseline_omit=1,
     prelim_max=2,
+    filesize_max=2,
     filesize_multiples=(1, 2),
     lab_file_size=1 << 20,
 )
@@ -109,8 +112,8 @@ class ReproducePlan:
             f"{format_size(self.file_size)} files{given}",
             f"Figure 3: prelim concurrency on {self.prelim_node}, 1..{scale.prelim_max} copies "
             f"of {format_size(self.file_size)} (cp, https, gridftp)",
-            f"Figure 4: prelim filesize on {self.prelim_node}, 1..{scale.prelim_max} copies of "
-            f"{sizes}",
+            f"Figure 4: prelim filesize on {self.prelim_node}, 1..{scale.filesize_max} copies "
+            f"of {sizes} (https)",
             f"{self.repetitions} campaign(s) of {self.per_campaign} measurements: {self.pairs} "
             f"ordered pairs x {'/'.join(profile.protocols)} x "
             f"{'/'.join(map(str, profile.streams))} streams, K = {scale.transfers}, each pair's "

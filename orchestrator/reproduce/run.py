@@ -67,10 +67,10 @@ class ReproduceResult:
 
 def plan_steps(plan: ReproducePlan) -> list[Step]:
     """The steps in the order they run, with how many points or measurements each takes."""
-    top = plan.scale.prelim_max
+    scale, sizes = plan.scale, len(plan.filesize_sizes)
     steps = [
-        Step("concurrency", "Figure 3: prelim concurrency", top * len(METHODS)),
-        Step("filesize", "Figure 4: prelim filesize", top * len(plan.filesize_sizes)),
+        Step("concurrency", "Figure 3: prelim concurrency", scale.prelim_max * len(METHODS)),
+        Step("filesize", "Figure 4: prelim filesize", scale.filesize_max * sizes),
     ]
     steps += [
         Step(f"campaign-{i}", f"campaign {i}/{plan.repetitions}", plan.per_campaign)
@@ -132,7 +132,9 @@ class Reproduction:
         """The sweeps' memory guard, before anything runs (the largest file and its copies)."""
         record = LabRun.load(run_record_path(self.home))
         budget = memory_budget(lab_data_dir(record.network.prefix))
-        check_fits(max(self.plan.filesize_sizes), self.plan.scale.prelim_max, budget)
+        scale = self.plan.scale
+        check_fits(max(self.plan.filesize_sizes), scale.filesize_max, budget)
+        check_fits(self.plan.file_size, scale.prelim_max, budget)
 
     def _run_step(self, step: Step, reporter: Reporter, stop: threading.Event) -> StepResult:
         if step.key in ("concurrency", "filesize"):
@@ -149,15 +151,23 @@ class Reproduction:
             what = f"{point['method']} x{point['concurrency']} {point['file_size'] >> 20} MiB"
             self.progress(step.key, done[0], step.total, f"{what}: {shown}")
 
-        options = {"max_concurrency": plan.scale.prelim_max, "timeout": PRELIM_TIMEOUT}
+        scale = plan.scale
         with lab_pair(self.home, self.inventory, plan.prelim_node) as pair:
             if step.key == "concurrency":
                 run = concurrency_sweep(
-                    pair, file_size=plan.file_size, progress=point_done, **options
+                    pair,
+                    file_size=plan.file_size,
+                    max_concurrency=scale.prelim_max,
+                    timeout=PRELIM_TIMEOUT,
+                    progress=point_done,
                 )
             else:
                 run = filesize_sweep(
-                    pair, sizes=plan.filesize_sizes, progress=point_done, **options
+                    pair,
+                    sizes=plan.filesize_sizes,
+                    max_concurrency=scale.filesize_max,
+                    timeout=PRELIM_TIMEOUT,
+                    progress=point_done,
                 )
         outcome = reporter.report_result("prelim", run.to_json())
         self.result.prelim_runs.append(run)
