@@ -37,7 +37,10 @@ DEFAULT_OMIT = 2  # seconds of slow start left out of the figure (iperf3 --omit)
 MAX_SECONDS = 3600
 TOOL = "iperf3"
 CONTAINER = "iperf3"  # on Kubernetes: the server pod's container that carries iperf3
-EXEC_GRACE = 60  # seconds on top of the test before a hung iperf3 client is given up
+# Seconds on top of the test before a hung iperf3 client is given up: a minute, and half a
+# second per stream, as iperf3 opens its streams one after another (a round trip or two each)
+EXEC_GRACE = 60
+SETUP_PER_STREAM = 0.5
 
 
 @dataclass
@@ -150,7 +153,8 @@ def measure_baseline(
 
 
 def _timeout(options: dict[str, int]) -> int:
-    return options["omit"] + options["seconds"] + EXEC_GRACE
+    setup = int(options["streams"] * SETUP_PER_STREAM)
+    return options["omit"] + options["seconds"] + EXEC_GRACE + setup
 
 
 def _client_in_pod(src: Endpoint, dst: Endpoint, options: dict[str, int], result: Baseline) -> None:

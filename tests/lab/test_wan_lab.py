@@ -124,7 +124,23 @@ def tcpload_server(node: str, address: str) -> subprocess.Popen[str]:
     return subprocess.Popen(in_node(node, *argv), cwd=REPO, stdout=subprocess.PIPE, text=True)
 
 
+def send_one_stream(src: str, address: str) -> dict:
+    """One stream for 5 s, the first 2 s (slow start, the window opening) left out: bench/wan.py's
+    measurement."""
+    sent = subprocess.run(
+        in_node(
+            src, sys.executable, "-m", "orchestrator.lab.tcpload", "send", address,
+            "--port", str(TCPLOAD_PORT), "--seconds", "5", "--warmup", "2",
+        ),
+        capture_output=True, text=True, cwd=REPO, check=True,
+    )  # fmt: skip
+    return json.loads(sent.stdout)
+
+
 def test_one_tcp_stream_moves_window_over_rtt(wan_lab) -> None:
+    """Throughput / (window / RTT) within 0.8-1.1, bench/wan.py's target: the window is what
+    the receiver advertised (TCP_INFO's snd_wnd; Linux 6.x advertises about twice the clamp),
+    the RTT the pair's target. The median of three tries, as the machine is shared."""
     _, inventory = wan_lab
     servers = [tcpload_server(node.name, node.address) for node in inventory.nodes]
     try:
@@ -133,21 +149,17 @@ def test_one_tcp_stream_moves_window_over_rtt(wan_lab) -> None:
         addresses = {n.name: n.address for n in inventory.nodes}
         rates = {}
         for (src, dst), rtt in sorted(TARGETS.items(), key=lambda item: item[1]):
-            sent = subprocess.run(
-                in_node(
-                    src, sys.executable, "-m", "orchestrator.lab.tcpload", "send",
-                    addresses[dst], "--port", str(TCPLOAD_PORT), "--seconds", "4",
-                    "--warmup", "1.5",
-                ),
-                capture_output=True, text=True, cwd=REPO, check=True,
-            )  # fmt: skip
-            result = json.loads(sent.stdout)
-            window = result["window_bytes"][0]
-            assert WINDOW_CLAMP // 2 <= window <= 4 * WINDOW_CLAMP, result
-            predicted = window * 8 / (rtt / 1000) / 1e9
-            rates[rtt] = result["gbps"]
-            assert 0.5 <= result["gbps"] / predicted <= 2.0, (src, dst, result, predicted)
-        assert rates[10.0] > rates[30.0] > rates[60.0], rates
+            ratios = []
+            for _ in range(3):
+                result = send_one_stream(src, addresses[dst])
+                window = result["window_bytes"][0]
+                assert WINDOW_CLAMP // 2 <= window <= 4 * WINDOW_CLAMP, result
+                predicted = window * 8 / (rtt / 1000) / 1e9
+                ratios.append(result["gbps"] / predicted)
+                rates.setdefault(rtt, []).append(result["gbps"])
+            assert 0.8 <= statistics.median(ratios) <= 1.1, (src, dst, rtt, ratios)
+        medians = {rtt: statistics.median(figures) for rtt, figures in rates.items()}
+        assert medians[10.0] > medians[30.0] > medians[60.0], rates
     finally:
         for server in servers:
             server.kill()

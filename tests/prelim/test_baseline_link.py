@@ -62,4 +62,13 @@ def test_the_baseline_reads_the_links_cap(lab: tuple[Path, LabInventory], rtt_ms
         assert (result["streams"], result["duration_s"], result["omit_s"]) == (88, 5, 2)
         assert result["error"] == "" and result["retransmits"] is not None
     figures = [result["throughput_gbps"] for result in results]
-    assert 0.9 * CAP_GBIT <= statistics.median(figures) <= 1.1 * CAP_GBIT, (rtt_ms, figures)
+    # on a failure, say how far behind the delay program was (a busy machine, docs/prelim.md)
+    delay = json.loads((home / "lab" / "delayline.json").read_text())
+    lateness = {k: delay[k] for k in ("late_mean_us", "late_max_us", "late_max_ever_us")}
+    retransmits = [result["retransmits"] for result in results]
+    assert 0.9 * CAP_GBIT <= statistics.median(figures) <= 1.1 * CAP_GBIT, (
+        rtt_ms,
+        figures,
+        retransmits,
+        lateness,
+    )
