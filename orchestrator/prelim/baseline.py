@@ -117,7 +117,11 @@ def check_baseline_possible(src: Endpoint, dst: Endpoint) -> None:
 def iperf3_client_argv(
     address: str, port: int, *, streams: int, seconds: int, omit: int, bind: str | None = None
 ) -> list[str]:
-    """The iperf3 client's command line, the same in a namespace and in a pod."""
+    """The iperf3 client's command line, the same in a namespace and in a pod.
+
+    On Kubernetes the chart's admission policy (charts/tpc-bench/templates/
+    baseline-exec-policy.yaml) lets the orchestrator exec exactly these options, with numbers
+    and addresses: an option added here must be added there too."""
     argv = [TOOL, "--client", address, "--port", str(port)]
     argv += ["--bind", bind] if bind else []
     argv += ["--parallel", str(streams), "--time", str(seconds), "--omit", str(omit), "--json"]
