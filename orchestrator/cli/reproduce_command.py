@@ -23,7 +23,7 @@ from orchestrator.cli.campaign_command import stop_on_signals
 from orchestrator.errors import UserError
 from orchestrator.lab.inventory import inventory_path, load_inventory
 from orchestrator.paths import tpcbench_home
-from orchestrator.reproduce.plan import RESTART, SCALES, plan_reproduction
+from orchestrator.reproduce.plan import SCALES, plan_reproduction
 from orchestrator.reproduce.run import (
     ReproduceResult,
     Reproduction,
@@ -65,7 +65,9 @@ def reproduce(args: argparse.Namespace) -> int:
     home = tpcbench_home()
     path = inventory_path(home)
     if not path.exists():
-        raise UserError(f"no lab is running; start the paper profile's with: {RESTART}")
+        raise UserError(
+            "no lab is running; start the paper profile's with: tpcbench lab up --profile paper"
+        )
     inventory = load_inventory(path)
     plan = plan_reproduction(inventory, SCALES[args.scale], args.repetitions)
     reporting = {"report_to": args.report_to, "token_file": args.token_file}
