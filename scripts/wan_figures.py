@@ -4,8 +4,9 @@
 
 Figure 7: throughput versus RTT per protocol and stream setting, and the least-squares slope
 (GET /api/v1/throughput-vs-latency/). Figure 8: multi- versus single-stream throughput per
-pair (GET /api/v1/stream-comparison/). Exits 1 unless every slope is negative (throughput
-falls with RTT), the shape the paper reports.
+pair (GET /api/v1/stream-comparison/). It reports what the lab shows, agreeing with the paper
+or not (a flat slope where the buffers fit the links is a result, not an error: `make
+reproduce` compares with the paper); it exits 1 only when there is nothing to show.
 """
 
 from __future__ import annotations
@@ -27,8 +28,9 @@ def get(base: str, path: str, **query: object) -> dict[str, Any]:
 
 
 def figure7(base: str, window: str) -> bool:
+    """Print each fit; True when every protocol and stream setting had points to fit."""
     print(f"Figure 7: throughput versus RTT (window {window})")
-    falling = True
+    fitted = True
     for protocol in ("https", "gridftp"):
         for streams in (1, 8):
             answer = get(
@@ -43,9 +45,8 @@ def figure7(base: str, window: str) -> bool:
             slope = fit.get("slope_gbps_per_ms")
             if not points or slope is None:
                 print(f"  {protocol:<8} {streams} stream(s): no points with an RTT")
-                falling = False
+                fitted = False
                 continue
-            falling = falling and slope < 0
             verdict = "falls with RTT" if slope < 0 else "does NOT fall with RTT"
             print(
                 f"  {protocol:<8} {streams} stream(s): slope {slope:+.4f} Gbit/s per ms, "
@@ -53,7 +54,7 @@ def figure7(base: str, window: str) -> bool:
             )
             cells = [f"{p['rtt_ms']:.0f} ms {p['throughput_gbps']:.2f}" for p in points]
             print("    " + ", ".join(cells))
-    return falling
+    return fitted
 
 
 def figure8(base: str, window: str) -> None:
@@ -85,12 +86,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("url", nargs="?", default="http://127.0.0.1:8000")
     parser.add_argument("--window", default="latest", help="latest, <N>h or <N>d")
     args = parser.parse_args(argv)
-    falling = figure7(args.url, args.window)
+    fitted = figure7(args.url, args.window)
     figure8(args.url, args.window)
     print(f"  dashboard: {args.url}/plots/latency/ and {args.url}/plots/streams/")
-    if not falling:
-        print("the shape of Figure 7 is not reproduced: some slope is not negative")
-    return 0 if falling else 1
+    print("  the paper's findings beside ours, with confidence intervals: make reproduce")
+    if not fitted:
+        print("some protocol and stream setting has no measurement with an RTT to fit")
+    return 0 if fitted else 1
 
 
 if __name__ == "__main__":
