@@ -31,10 +31,11 @@ def ours_text(finding: Finding) -> str:
         if finding.cells >= MIN_CELLS:  # enough cells, but one RTT: no slope
             return f"- ({have}, all at one RTT: no slope)"
         return f"- ({have}; at least {MIN_CELLS} needed)"
-    return (
-        f"{finding.ours:.2f}x [{finding.ci_low:.2f}, {finding.ci_high:.2f}] "
-        f"({CONFIDENCE:.0%} CI, {finding.cells} {finding.unit})"
-    )
+    if finding.scale == "pp":  # a difference of relative slopes
+        figures = f"{finding.ours:+.1f} pp [{finding.ci_low:+.1f}, {finding.ci_high:+.1f}]"
+    else:
+        figures = f"{finding.ours:.2f}x [{finding.ci_low:.2f}, {finding.ci_high:.2f}]"
+    return f"{figures} ({CONFIDENCE:.0%} CI, {finding.cells} {finding.unit})"
 
 
 def finding_lines(findings: list[Finding]) -> list[str]:
@@ -91,16 +92,12 @@ def slope_lines(finding: Finding) -> list[str]:
         )
     absolute = _interval(finding.details.get("absolute_ratio"), digits=2, unit="x")
     lines += [
-        "   The verdict compares the relative slopes: a protocol faster everywhere has a steeper",
-        "   absolute slope without being more sensitive. Ratio of the absolute slopes (Figure 7's",
-        f"   lines), HTTPS-TPC/GridFTP: {absolute}.",
+        "   pp: percentage points of the mean per 10 ms, HTTPS-TPC's relative slope minus",
+        "   GridFTP's. The verdict compares the relative slopes: a protocol faster everywhere",
+        "   has a steeper absolute slope without being more sensitive. Ratio of the absolute",
+        f"   slopes (Figure 7's lines), HTTPS-TPC/GridFTP: {absolute}.",
     ]
     if flat:
-        whose = (
-            "Both slopes' intervals include" if len(flat) == 2 else f"{flat[0]}'s interval includes"
-        )
-        lines += [
-            f"   {whose} 0 (no loss with RTT shown): the ratio's interval is wide and",
-            "   says little.",
-        ]
+        whose = "Both slopes' intervals include" if len(flat) == 2 else f"{flat[0]}'s includes"
+        lines.append(f"   {whose} 0 (no loss with RTT shown), so that ratio says little.")
     return lines

@@ -43,12 +43,14 @@ def relative_slope(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
         return slope(x, y, axis=axis) / np.mean(y, axis=axis)
 
 
-def relative_slope_ratio(
+def relative_slope_difference(
     xa: np.ndarray, a: np.ndarray, xb: np.ndarray, b: np.ndarray, axis: int = -1
 ) -> np.ndarray:
-    """relative_slope(xa, a) / relative_slope(xb, b): 1 when both lose the same fraction."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return relative_slope(xa, a, axis=axis) / relative_slope(xb, b, axis=axis)
+    """relative_slope(xa, a) - relative_slope(xb, b): 0 when both lose the same fraction.
+
+    A difference, not a ratio: a ratio of slopes is undefined where one protocol's slope is
+    near 0 (its interval then spans everything and can agree with anything)."""
+    return relative_slope(xa, a, axis=axis) - relative_slope(xb, b, axis=axis)
 
 
 def slope_ratio(

@@ -11,8 +11,9 @@ the two sides is what is compared, not the pair, the campaign or the time of day
 3. Latency sensitivity at 8 streams (X.509, native clients): Figure 7's points, per pair and
    protocol the mean RTT and mean throughput; per protocol the least-squares slope of
    throughput against RTT, absolute (Gbit/s per ms) and relative to the protocol's mean
-   throughput (the fraction it loses per 10 ms); ours = the ratio of the two protocols'
-   relative slopes, resampling the pairs both measured. Paper: the same slope (1). The
+   throughput (the fraction it loses per 10 ms); ours = HTTPS-TPC's relative slope minus
+   GridFTP's (percentage points per 10 ms), resampling the pairs both measured. Paper: the
+   same slope (a difference of 0; a ratio would be undefined near a flat slope). The
    verdict uses the relative slopes: a protocol 20% faster everywhere has a 20% steeper
    absolute slope and is no more sensitive to latency; the absolute slopes and their ratio
    are reported beside.
@@ -30,7 +31,7 @@ from webapp.results.models import Measurement
 
 PAPER_HTTPS_OVER_GRIDFTP = 1.20
 PAPER_SINGLE_OVER_MULTI = 1.0  # at least
-PAPER_SLOPE_RATIO = 1.0
+PAPER_SLOPE_DIFFERENCE = 0.0  # percentage points per 10 ms
 SINGLE, MULTI = 1, 8
 MIN_CELLS = 3
 ROUNDING = 1e-9  # relative: what floating point may add to an exact ratio
@@ -73,6 +74,7 @@ class Finding:
     ci_high: float | None = None
     cells: int = 0
     unit: str = "cells"
+    scale: str = "x"  # "x": a ratio; "pp": percentage points of the mean per 10 ms of RTT
     verdict: str = TOO_FEW
     details: dict = field(default_factory=dict)
 
@@ -81,7 +83,7 @@ class Finding:
             self.verdict = TOO_FEW
             return self
         # Rounding: a ratio that is exactly the paper's may come out a few ulps off.
-        slack = ROUNDING * abs(self.paper)
+        slack = ROUNDING * max(abs(self.paper), 1.0)
         reaches = self.ci_high >= self.paper - slack
         if self.rule == AT_LEAST:
             self.verdict = AGREES if reaches else DISAGREES
@@ -196,26 +198,34 @@ def _protocol_slopes(pairs: list[dict], protocol: str) -> dict:
 
 
 def latency_sensitivity(rows: list[Row]) -> Finding:
-    """Finding 3: HTTPS-TPC's relative slope against RTT over GridFTP's, resampling the pairs
-    that both measured at 8 streams."""
-    from webapp.results.bootstrap import estimate, relative_slope_ratio, slope_ratio
+    """Finding 3: HTTPS-TPC's relative slope against RTT minus GridFTP's (percentage points
+    of the mean per 10 ms), resampling the pairs that both measured at 8 streams."""
+    from webapp.results.bootstrap import estimate, relative_slope_difference, slope_ratio
 
     pairs = list(_pair_points(rows).values())
     https, gridftp = Protocol.HTTPS, Protocol.GRIDFTP
     both = [p for p in pairs if https in p and gridftp in p]
     samples = tuple(
-        [p[protocol][index] for p in both] for protocol in (https, gridftp) for index in (0, 1)
-    )  # RTTs and throughputs of HTTPS, then of GridFTP
+        [p[protocol][index] * scale for p in both]
+        for protocol in (https, gridftp)
+        for index, scale in ((0, 0.1), (1, 1.0))
+    )  # RTTs (in units of 10 ms) and throughputs of HTTPS, then of GridFTP
     title = f"latency sensitivity, {MULTI} streams"
-    paper = f"same slope, ratio {PAPER_SLOPE_RATIO:.2f}x"
-    finding = Finding(3, "latency-slope", title, PAPER_SLOPE_RATIO, paper, EQUAL, unit="pairs")
+    paper = "same slope, difference 0"
+    finding = Finding(
+        3, "latency-slope", title, PAPER_SLOPE_DIFFERENCE, paper, EQUAL, unit="pairs", scale="pp"
+    )
     finding.details = {p: _protocol_slopes(pairs, p) for p in (https, gridftp)}
     if len(set(samples[0])) < 2 or len(set(samples[2])) < 2:  # one RTT: no slope
         finding.cells = len(both)
         return finding.judge()
     enough = len(both) >= MIN_CELLS
     finding.details["absolute_ratio"] = _with_interval(enough and estimate(slope_ratio, samples))
-    return _estimate(finding, relative_slope_ratio, samples)
+
+    def points_per_10ms(xa, a, xb, b, axis=-1):  # the difference in percentage points
+        return 100 * relative_slope_difference(xa, a, xb, b, axis=axis)
+
+    return _estimate(finding, points_per_10ms, samples)
 
 
 @dataclass
