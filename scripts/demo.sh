@@ -43,19 +43,14 @@ TPCBENCH=.venv/bin/tpcbench
 PY=.venv/bin/python
 
 # The webapp's environment: SQLite, the demo's zero-setup database, unless DATABASE_URL is set.
-mkdir -p "$DEMO_DIR"
-[ -s "$DEMO_DIR/secret-key" ] || (umask 077; $PY -c 'import secrets; print(secrets.token_urlsafe(50))' > "$DEMO_DIR/secret-key")
-export DATABASE_URL=${DATABASE_URL:-sqlite:///$DEMO_DIR/db.sqlite3}
-export DJANGO_SECRET_KEY=$(cat "$DEMO_DIR/secret-key")
-export DJANGO_STATIC_ROOT=$DEMO_DIR/static
+# shellcheck source=scripts/lib/webapp.sh
+. scripts/lib/webapp.sh
+webapp_env "$DEMO_DIR" "${DATABASE_URL:-}"
 
 fail() { echo "demo: $*" >&2; exit 1; }
 
 stop_dashboard() {
-  if [ -s "$DEMO_DIR/webapp.pid" ] && kill -0 "$(cat "$DEMO_DIR/webapp.pid")" 2>/dev/null; then
-    kill "$(cat "$DEMO_DIR/webapp.pid")" && echo "demo: dashboard stopped"
-  fi
-  rm -f "$DEMO_DIR/webapp.pid"
+  if webapp_stop "$DEMO_DIR"; then echo "demo: dashboard stopped"; fi
 }
 
 if [ "${1:-}" = "down" ]; then
@@ -265,18 +260,10 @@ fi
 
 echo "demo: [3/5] webapp at $URL (database: $DATABASE_URL)"
 echo "$URL" > "$DEMO_DIR/dashboard-url"
-$PY webapp/manage.py migrate --noinput -v 0
-$PY webapp/manage.py collectstatic --noinput -v 0
-if [ ! -s "$DEMO_DIR/api-token" ]; then
-  (umask 077; $PY webapp/manage.py create_api_token demo-orchestrator | tail -n 1 | awk '{print $NF}' > "$DEMO_DIR/api-token")
-fi
+webapp_prepare "$DEMO_DIR" demo-orchestrator
 if ! curl -fsS -o /dev/null "$URL/api/v1/nodes/" 2>/dev/null; then
   stop_dashboard
-  setsid .venv/bin/gunicorn --chdir webapp --bind "127.0.0.1:$PORT" --workers 2 \
-    --access-logfile "$DEMO_DIR/access.log" --error-logfile "$DEMO_DIR/webapp.log" \
-    --pid "$DEMO_DIR/webapp.pid" --daemon webapp.tpcbench_web.wsgi:application
-  for _ in $(seq 1 60); do curl -fsS -o /dev/null "$URL/api/v1/nodes/" 2>/dev/null && break; sleep 0.5; done
-  curl -fsS -o /dev/null "$URL/api/v1/nodes/" || { echo "demo: the webapp did not start; see $DEMO_DIR/webapp.log" >&2; exit 1; }
+  webapp_serve "$DEMO_DIR" "$PORT" || { echo "demo: the webapp did not start; see $DEMO_DIR/webapp.log" >&2; exit 1; }
 fi
 
 # No --file-size: the campaign uses the lab's own source file, also when a lab is reused.

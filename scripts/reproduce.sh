@@ -30,19 +30,11 @@ say() { echo "reproduce: $*"; }
 fail() { echo "reproduce: $*" >&2; exit 1; }
 elapsed() { printf '%dm%02ds' $(((SECONDS - $1) / 60)) $(((SECONDS - $1) % 60)); }
 
-# The webapp's environment: always this run's own SQLite database, never another one.
-webapp_env() {
-  export DATABASE_URL=sqlite:///$RUN_DIR/db.sqlite3
-  export DJANGO_SECRET_KEY
-  DJANGO_SECRET_KEY=$(cat "$RUN_DIR/secret-key")
-  export DJANGO_STATIC_ROOT=$RUN_DIR/static
-}
+# shellcheck source=scripts/lib/webapp.sh
+. scripts/lib/webapp.sh
 
 stop_webapp() {
-  if [ -s "$RUN_DIR/webapp.pid" ] && kill -0 "$(cat "$RUN_DIR/webapp.pid")" 2>/dev/null; then
-    kill "$(cat "$RUN_DIR/webapp.pid")" && say "webapp stopped"
-  fi
-  rm -f "$RUN_DIR/webapp.pid"
+  if webapp_stop "$RUN_DIR"; then say "webapp stopped"; fi
 }
 
 stop_lab() {
@@ -104,16 +96,9 @@ if curl -fsS -o /dev/null --max-time 2 "$URL/" 2>/dev/null; then
   fail "something else answers at $URL; pick another port: REPRODUCE_PORT=8011"
 fi
 rm -rf "$RUN_DIR/db.sqlite3" "$RUN_DIR/spool" "$RUN_DIR/api-token"
-[ -s "$RUN_DIR/secret-key" ] || (umask 077; $PY -c 'import secrets; print(secrets.token_urlsafe(50))' > "$RUN_DIR/secret-key")
-webapp_env
-$PY webapp/manage.py migrate --noinput -v 0
-$PY webapp/manage.py collectstatic --noinput -v 0
-(umask 077; $PY webapp/manage.py create_api_token reproduce | tail -n 1 | awk '{print $NF}' > "$RUN_DIR/api-token")
-setsid .venv/bin/gunicorn --chdir webapp --bind "127.0.0.1:$PORT" --workers 2 \
-  --access-logfile "$RUN_DIR/access.log" --error-logfile "$RUN_DIR/webapp.log" \
-  --pid "$RUN_DIR/webapp.pid" --daemon webapp.tpcbench_web.wsgi:application
-for _ in $(seq 1 60); do curl -fsS -o /dev/null "$URL/api/v1/nodes/" 2>/dev/null && break; sleep 0.5; done
-curl -fsS -o /dev/null "$URL/api/v1/nodes/" || fail "the webapp did not start; see $RUN_DIR/webapp.log"
+webapp_env "$RUN_DIR"  # always this run's own SQLite database, never another one
+webapp_prepare "$RUN_DIR" reproduce
+webapp_serve "$RUN_DIR" "$PORT" || fail "the webapp did not start; see $RUN_DIR/webapp.log"
 say "      took $(elapsed "$step")"
 
 step=$SECONDS

@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parents[2]
 PREFIX, OFFSET = "tpcrt", 80
 FIGURES = ("fig3-concurrency", "fig4-filesize", "fig5-pair-*", "fig7-latency", "fig8-streams")
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-INTERVAL = re.compile(r"\[\s*-?\d+(?:\.\d+)?\s*,\s*-?\d+(?:\.\d+)?\s*\]")
+INTERVAL = re.compile(r"\[\s*[-+]?\d+(?:\.\d+)?\s*,\s*[-+]?\d+(?:\.\d+)?\s*\]")
 
 
 def free_port() -> int:
