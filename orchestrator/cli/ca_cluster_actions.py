@@ -153,8 +153,8 @@ def _token_issuer(args: argparse.Namespace) -> TokenIssuerConfig | None:
 
 
 def _signer(args: argparse.Namespace) -> int:
+    from orchestrator.cluster.api_client import load_api_client
     from orchestrator.cluster.signer import ClusterSigner, SignerConfig
-    from orchestrator.discovery.kubernetes import load_api_client
     from orchestrator.service.metrics import MetricsServer
 
     _logging()
@@ -208,8 +208,8 @@ def _signer(args: argparse.Namespace) -> int:
 
 
 def _request(args: argparse.Namespace) -> int:
+    from orchestrator.cluster.api_client import load_api_client
     from orchestrator.cluster.certificate_request import CertificateWanted, keep_renewed, obtain
-    from orchestrator.discovery.kubernetes import load_api_client
 
     _logging()
     if args.kind == "host" and not args.ip:
