@@ -12,10 +12,9 @@ from webapp.results.choices import PrelimKind, Protocol
 from webapp.results.selectors.aggregates import stream_comparison, throughput_vs_latency
 from webapp.results.selectors.baselines import pair_baselines
 from webapp.results.selectors.pairs import pair_first_started, pair_series
+from webapp.results.selectors.paper_findings import EVERYTHING
 from webapp.results.selectors.prelim_runs import prelim_runs
 
-# The longest window the selectors take: everything stored.
-EVERYTHING = "3650d"
 LATENCY_STREAMS = 8  # Figure 7: the latency page's default
 # Link baselines a campaign takes just before a pair's measurements: reach back for them.
 BASELINE_LEAD = timedelta(hours=1)

@@ -26,14 +26,16 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from statistics import fmean
 
-from webapp.results.choices import Auth, Client, Protocol
+from webapp.results.choices import Protocol
 from webapp.results.models import Measurement
+from webapp.results.selectors.aggregates import throughput_vs_latency
 
 PAPER_HTTPS_OVER_GRIDFTP = 1.20
 PAPER_SINGLE_OVER_MULTI = 1.0  # at least
 PAPER_SLOPE_DIFFERENCE = 0.0  # percentage points per 10 ms
 SINGLE, MULTI = 1, 8
 MIN_CELLS = 3
+EVERYTHING = "3650d"  # the longest window the selectors take: everything stored
 ROUNDING = 1e-9  # relative: what floating point may add to an exact ratio
 AGREES, DISAGREES, TOO_FEW = "agrees", "disagrees", "too few data"
 EQUAL, AT_LEAST = "equal", "at least"
@@ -152,24 +154,17 @@ def single_versus_multi(rows: list[Row], protocol: str) -> Finding:
     return _estimate(finding, ratio_of_means, samples)
 
 
-def _pair_points(rows: list[Row]) -> dict[tuple[int, int], dict[str, tuple[float, float]]]:
-    """Figure 7's points: per pair at 8 streams (X.509, native) and protocol, the mean RTT
-    and the mean throughput of its measurements."""
-    found: dict[tuple[int, int], dict[str, list[Row]]] = defaultdict(lambda: defaultdict(list))
-    for r in rows:
-        default = (r.streams, r.auth, r.client) == (MULTI, Auth.X509, Client.NATIVE)
-        if default and r.rtt_ms is not None:
-            found[(r.src, r.dst)][r.protocol].append(r)
-    return {
-        pair: {
-            protocol: (
-                fmean(r.rtt_ms for r in measured),
-                fmean(r.throughput_gbps for r in measured),
-            )
-            for protocol, measured in protocols.items()
-        }
-        for pair, protocols in found.items()
-    }
+def _pair_points(campaigns: tuple[str, ...]) -> dict[tuple[str, str], dict[str, tuple]]:
+    """Figure 7's points, from the latency page's own selector: per pair at 8 streams (X.509,
+    native) and protocol, the mean RTT and the mean throughput of its measurements."""
+    found = throughput_vs_latency(
+        protocol=None, streams=MULTI, window=EVERYTHING, campaigns=campaigns
+    )
+    points: dict[tuple[str, str], dict[str, tuple]] = defaultdict(dict)
+    for point in found["points"]:
+        pair = (point["src"], point["dst"])
+        points[pair][point["protocol"]] = (point["rtt_ms"], point["throughput_gbps"])
+    return points
 
 
 def _with_interval(found: tuple | bool) -> dict | None:
@@ -197,12 +192,12 @@ def _protocol_slopes(pairs: list[dict], protocol: str) -> dict:
     return found
 
 
-def latency_sensitivity(rows: list[Row]) -> Finding:
+def latency_sensitivity(campaigns: tuple[str, ...] = ()) -> Finding:
     """Finding 3: HTTPS-TPC's relative slope against RTT minus GridFTP's (percentage points
     of the mean per 10 ms), resampling the pairs that both measured at 8 streams."""
     from webapp.results.bootstrap import estimate, relative_slope_difference, slope_ratio
 
-    pairs = list(_pair_points(rows).values())
+    pairs = list(_pair_points(campaigns).values())
     https, gridftp = Protocol.HTTPS, Protocol.GRIDFTP
     both = [p for p in pairs if https in p and gridftp in p]
     samples = tuple(
@@ -252,6 +247,6 @@ def paper_findings(campaigns: tuple[str, ...] = ()) -> Findings:
             https_versus_gridftp(rows),
             single_versus_multi(rows, Protocol.HTTPS),
             single_versus_multi(rows, Protocol.GRIDFTP),
-            latency_sensitivity(rows),
+            latency_sensitivity(campaigns),
         ],
     )
