@@ -42,6 +42,8 @@ REQUIRED_PLUGINS = {
     "libXrdSecgsi-5.so": "xrootd-plugins",
 }
 TOKEN_PLUGIN = "libXrdAccSciTokens-5.so"  # Debian: xrootd-scitokens-plugins
+# What `xrootd.chksum` offers; the first is the default (root:// `query checksum`).
+CHECKSUM_ALGORITHMS = ("adler32", "md5")
 AUTHDB_FILE = "authdb"
 SCITOKENS_FILE = "scitokens.cfg"
 
@@ -96,6 +98,10 @@ def render_xrootd_config(settings: XrootdSettings) -> str:
         f"tpc.timeout {s.tpc_idle_timeout} {s.tpc_first_byte_timeout}",
         # root:// third-party copy: the destination pulls with `xrdcp --server`.
         f"ofs.tpc autorm streams 8,15 pgm {s.xrdcp_path} --server",
+        # Digests on request, as WLCG sites serve them: RFC 3230 `Want-Digest` on HEAD and
+        # GET (adler32 first: what FTS compares), root:// `query checksum`. Computed when
+        # asked; XrdCks keeps each in the file's extended attributes while it is unchanged.
+        f"xrootd.chksum {' '.join(CHECKSUM_ALGORITHMS)}",
     ]
     if s.open_access:
         return "\n".join([*lines, ""])
