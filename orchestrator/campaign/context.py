@@ -35,6 +35,7 @@ class CampaignContext:
             streams=tuple(settings.streams),
             auths=tuple(settings.auth),
             clients=tuple(settings.client),
+            checksums=tuple(settings.checksum),
             transfers=settings.transfers,
             file_size=self.file_size,
             max_parallel_pairs=settings.max_parallel_pairs,

@@ -86,6 +86,7 @@ def failed_record(
         streams=spec.streams,
         auth=spec.auth,  # type: ignore[arg-type]
         client=spec.client,
+        checksum=spec.checksum,
         file_size=file_size,
         rtt_ms=rtt_ms,
         started=clock.wall(now),

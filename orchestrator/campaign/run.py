@@ -345,6 +345,7 @@ class Campaign:
             streams=list(settings.streams),
             auths=list(settings.auths),
             clients=list(settings.clients),
+            checksums=list(settings.checksums),
             transfers=settings.transfers,
             file_size=settings.file_size,
             max_parallel_pairs=settings.max_parallel_pairs,

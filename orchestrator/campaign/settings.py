@@ -39,7 +39,7 @@ from orchestrator.paths import tpcbench_home
 from orchestrator.prelim.baseline import DEFAULT_OMIT as DEFAULT_BASELINE_OMIT
 from orchestrator.prelim.baseline import DEFAULT_SECONDS as DEFAULT_BASELINE_SECONDS
 from orchestrator.sizes import parse_size
-from orchestrator.transfers import AUTH_MODES, CLIENTS, unsupported_reason
+from orchestrator.transfers import AUTH_MODES, CHECKSUMS, CLIENTS, unsupported_reason
 
 ENV_PREFIX = "TPCBENCH_"
 CONFIG_ENV = "TPCBENCH_CONFIG"
@@ -126,6 +126,7 @@ class Settings:
     streams: list[int] = field(default_factory=lambda: [8, 1])
     auth: list[str] = field(default_factory=lambda: ["x509"])  # x509 and/or token
     client: list[str] = field(default_factory=lambda: ["native"])  # native and/or gfal2
+    checksum: list[str] = field(default_factory=lambda: ["none"])  # none and/or adler32
     transfers: int = 11
     file_size: int = 2**30
     max_parallel_pairs: int = 1
@@ -162,6 +163,7 @@ PARSERS: dict[str, Callable[[Any], Any]] = {
     "streams": parse_int_list,
     "auth": lambda text: _one_of(text, AUTH_MODES),
     "client": lambda text: _one_of(text, CLIENTS),
+    "checksum": lambda text: _one_of(text, CHECKSUMS),
     "transfers": _positive_int,
     "file_size": _size,
     "max_parallel_pairs": _positive_int,
@@ -255,6 +257,7 @@ class CampaignSettings:
     streams: tuple[int, ...] = DEFAULT_STREAMS
     auths: tuple[str, ...] = ("x509",)  # how the transfers are authorized: x509, token
     clients: tuple[str, ...] = ("native",)  # what drives the copies: native, gfal2
+    checksums: tuple[str, ...] = ("none",)  # the checksum step after each copy: none, adler32
     transfers: int = 11
     file_size: int = 2**30
     max_parallel_pairs: int = 1
@@ -275,6 +278,7 @@ class CampaignSettings:
             "streams": self.streams,
             "auth": self.auths,
             "client": self.clients,
+            "checksum": self.checksums,
         }
 
     @property

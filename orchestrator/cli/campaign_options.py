@@ -16,6 +16,11 @@ CAMPAIGN_FLAGS: tuple[tuple[str, str], ...] = (
     ("--streams", "comma-separated stream counts, in order (default 8,1)"),
     ("--auth", "comma-separated authorization modes: x509, token (default x509)"),
     ("--client", "comma-separated clients driving the copies: native, gfal2 (default native)"),
+    (
+        "--checksum",
+        "comma-separated: none (default) and/or adler32, the checksum step FTS ends each "
+        "transfer with (source and destination digests asked and compared)",
+    ),
     ("--transfers", "concurrent transfers per measurement, K (default 11)"),
     ("--file-size", "bytes per transfer: 1GiB, 16MiB, 1073741824 (default: the lab's, or 1GiB)"),
     ("--max-parallel-pairs", "node-disjoint measurements at once (default 1, the paper's)"),

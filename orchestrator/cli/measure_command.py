@@ -27,7 +27,9 @@ from orchestrator.measurement.run import run_measurement
 from orchestrator.measurement.spec import DEFAULT_FILE_SIZE, DEFAULT_TRANSFERS, MeasurementRequest
 from orchestrator.sizes import format_size, parse_size
 from orchestrator.transfers import (
+    CHECKSUMS,
     CLIENTS,
+    DEFAULT_CHECKSUM,
     DEFAULT_CLIENT,
     DEFAULT_TIMEOUT,
     TRANSFER_TOOLS,
@@ -61,6 +63,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="who drives the copies: our own tools (native) or gfal-copy (gfal2)",
     )
     parser.add_argument("--mode", choices=("pull", "push"), help="https only (default pull)")
+    parser.add_argument(
+        "--checksum",
+        choices=CHECKSUMS,
+        default=DEFAULT_CHECKSUM,
+        help="adler32: end each transfer with the checksum step an FTS transfer does (the "
+        "source's and destination's digests asked and compared; phase `checksum`); "
+        "default none",
+    )
     parser.add_argument(
         "--auth",
         choices=AUTH_MODES,
@@ -116,7 +126,8 @@ def measure(args: argparse.Namespace) -> int:
     try:
         request = MeasurementRequest.between(
             src, dst, args.protocol, args.streams,
-            auth=args.auth, client=args.client, transfers=args.transfers, file_size=file_size,
+            auth=args.auth, client=args.client, checksum=args.checksum,
+            transfers=args.transfers, file_size=file_size,
         )  # fmt: skip
     except ValueError as exc:
         raise UserError(str(exc)) from None

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from orchestrator.transfers import DEFAULT_CLIENT
+from orchestrator.transfers import DEFAULT_CHECKSUM, DEFAULT_CLIENT
 from orchestrator.transfers.base import Auth
 from orchestrator.transfers.record import TransferRecord, iso
 
@@ -52,6 +52,7 @@ class MeasurementRecord:
     cleanup_errors: list[str] = field(default_factory=list)
     auth: Auth = "x509"
     client: str = DEFAULT_CLIENT  # who drove the copies: native or gfal2
+    checksum: str = DEFAULT_CHECKSUM  # adler32: each copy ended with the checksum step
 
     @property
     def successful(self) -> list[TransferRecord]:
@@ -82,6 +83,7 @@ class MeasurementRecord:
             "protocol": self.protocol,
             "auth": self.auth,
             "client": self.client,
+            "checksum": self.checksum,
             "streams": self.streams,
             "file_size": self.file_size,
             "rtt_ms": self.rtt_ms,

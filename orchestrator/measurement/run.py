@@ -93,6 +93,7 @@ async def run_measurement(
         transfers=list(records),
         auth=spec.auth,
         client=client_of(tool),
+        checksum=spec.checksum,
     )
     if not keep_files:
         record.cleanup_errors = await remove_destination_files(record, dst, creds)

@@ -1,10 +1,11 @@
 """What a measurement is asked to do, in two objects passed down whole.
 
 `MeasurementSpec`: one measurement by its nodes' names and its dimensions (protocol,
-streams, authorization, client), as a campaign plans it. `MeasurementRequest`: a spec on
-two endpoints with K copies of one file of S bytes, as `run_measurement` takes it; its
-`transfer_request` is what each copy's tool gets. A new dimension is a field of the spec
-(with a default) and, where the tools need it, of `TransferRequest`.
+streams, authorization, client, checksum step), as a campaign plans it.
+`MeasurementRequest`: a spec on two endpoints with K copies of one file of S bytes, as
+`run_measurement` takes it; its `transfer_request` is what each copy's tool gets. A new
+dimension is a field of the spec (with a default) and, where the tools need it, of
+`TransferRequest`.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import MISSING, dataclass, fields
 from orchestrator.endpoints import ClientCredentials, Endpoint, in_token_area, source_name
 from orchestrator.transfers import DEFAULT_CLIENT, ProgressCallback
 from orchestrator.transfers.base import DEFAULT_TIMEOUT, Auth, TransferRequest
+from orchestrator.transfers.checksums import DEFAULT_CHECKSUM, Checksum
 from orchestrator.transfers.record import Clock
 
 DEFAULT_TRANSFERS = 11
@@ -35,6 +37,7 @@ class MeasurementSpec:
     streams: int
     auth: Auth = "x509"
     client: str = DEFAULT_CLIENT
+    checksum: Checksum = DEFAULT_CHECKSUM  # adler32: each copy ends with the checksum step
 
     @property
     def nodes(self) -> frozenset[str]:
@@ -103,12 +106,14 @@ class MeasurementRequest:
         *,
         auth: Auth = "x509",
         client: str = DEFAULT_CLIENT,
+        checksum: Checksum = DEFAULT_CHECKSUM,
         transfers: int = DEFAULT_TRANSFERS,
         file_size: int = DEFAULT_FILE_SIZE,
         source_path: str | None = None,
     ) -> MeasurementRequest:
-        """The request for one (protocol, streams, auth, client) between two endpoints."""
-        spec = MeasurementSpec(src.name, dst.name, protocol, streams, auth, client)
+        """The request for one (protocol, streams, auth, client, checksum) between two
+        endpoints."""
+        spec = MeasurementSpec(src.name, dst.name, protocol, streams, auth, client, checksum)
         return cls(spec, src, dst, transfers, file_size, source_path)
 
     @property
@@ -144,4 +149,5 @@ class MeasurementRequest:
             clock=clock or Clock(),
             on_progress=on_progress,
             auth=spec.auth,
+            checksum=spec.checksum,
         )

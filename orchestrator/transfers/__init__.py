@@ -16,6 +16,7 @@ from orchestrator.transfers.base import (
     ProgressCallback,
     TransferTool,
 )
+from orchestrator.transfers.checksums import CHECKSUMS, DEFAULT_CHECKSUM, Checksum
 from orchestrator.transfers.gfal2 import Gfal2Tpc
 from orchestrator.transfers.gridftp import GridFtpTpc
 from orchestrator.transfers.https import HttpsTpc
@@ -85,12 +86,15 @@ def client_of(tool: TransferTool) -> str:
 
 __all__ = [
     "AUTH_MODES",
+    "CHECKSUMS",
     "CLIENTS",
+    "DEFAULT_CHECKSUM",
     "DEFAULT_CLIENT",
     "DEFAULT_TIMEOUT",
     "ERROR_CLASSES",
     "TRANSFER_TOOLS",
     "Auth",
+    "Checksum",
     "Gfal2Tpc",
     "GridFtpTpc",
     "HttpsTpc",

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from orchestrator.endpoints import ClientCredentials, Endpoint
+from orchestrator.transfers.checksums import DEFAULT_CHECKSUM, Checksum
 from orchestrator.transfers.phases import PhaseTimeline
 from orchestrator.transfers.record import Clock, ErrorClass, ProgressPoint, TransferRecord
 
@@ -27,7 +28,8 @@ class TransferRequest:
 
     Paths are names under the endpoints' data roots (e.g. `source_name(size)`). `size` is the
     expected byte count, reported as the record's bytes when the protocol says success;
-    `index` names the copy among a measurement's K; `auth` is one of the tool's `auths`.
+    `index` names the copy among a measurement's K; `auth` is one of the tool's `auths`;
+    `checksum` other than "none" ends the copy with the checksum step (checksums.py).
     """
 
     src: Endpoint
@@ -42,6 +44,7 @@ class TransferRequest:
     clock: Clock = field(default_factory=Clock)
     on_progress: ProgressCallback | None = None
     auth: Auth = "x509"
+    checksum: Checksum = DEFAULT_CHECKSUM
 
 
 class TransferTool(ABC):

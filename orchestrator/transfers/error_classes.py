@@ -6,10 +6,21 @@ import re
 
 from orchestrator.transfers.record import ErrorClass
 
-# Checked in order: the first class whose pattern matches wins. Stalls first (a server-side
-# "timed out" may mention the connection), then the missing file, then TLS/GSI trust before
-# generic auth (GSI trust failures also say "Authentication Failed").
+# Checked in order: the first class whose pattern matches wins. A checksum mismatch first
+# (its message may name the file), then stalls (a server-side "timed out" may mention the
+# connection), then the missing file, then TLS/GSI trust before generic auth (GSI trust
+# failures also say "Authentication Failed").
 _PATTERNS: tuple[tuple[ErrorClass, re.Pattern[str]], ...] = (
+    # The copy completed and its checksum step compared two different digests (a tool's
+    # own words for it: gfal2, globus-url-copy).
+    (
+        "checksum-mismatch",
+        re.compile(
+            r"checksum (?:mismatch|verification failed|values? (?:do(?:es)? not|don't) match)|"
+            r"checksums? (?:do(?:es)? not|don't) match|mismatch\b.*\bchecksum",
+            re.I,
+        ),
+    ),
     ("timeout", re.compile(r"timed? ?out|timeout|stall", re.I)),
     (
         "not-found",
@@ -67,7 +78,7 @@ _GSI = re.compile(r"globus_gsi|GSS Major|gss_assist|credential", re.I)
 
 def classify_message(message: str) -> ErrorClass:
     """The error class a failure message points at; `remote-failure` when nothing else fits."""
-    if _GSI.search(message) and not _PATTERNS[0][1].search(message):
+    if _GSI.search(message) and not _pattern("timeout").search(message):
         return "tls" if _pattern("tls").search(message) else "auth"
     for error_class, pattern in _PATTERNS:
         if pattern.search(message):

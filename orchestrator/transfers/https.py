@@ -19,12 +19,21 @@ from orchestrator.transfers.base import (
     TransferRequest,
     TransferTool,
 )
+from orchestrator.transfers.checksums import (
+    ChecksumStepError,
+    compare_digests,
+    digest_from_header,
+)
 from orchestrator.transfers.error_classes import classify_http_status, classify_message
 from orchestrator.transfers.macaroons import DOWNLOAD, UPLOAD, MacaroonError, request_macaroon
 from orchestrator.transfers.perf_markers import PerfMarkerParser
 from orchestrator.transfers.phases import PhaseTimeline
 from orchestrator.transfers.record import Clock, ErrorClass, TransferRecord
-from orchestrator.transfers.token_headers import copy_token_headers, delete_token_header
+from orchestrator.transfers.token_headers import (
+    copy_token_headers,
+    delete_token_header,
+    digest_token_headers,
+)
 from orchestrator.transfers.urls import https_url
 
 Mode = Literal["pull", "push"]
@@ -119,9 +128,12 @@ class HttpsTpc(TransferTool):
             other_leg = (destination_url, UPLOAD)
         # Tokens are minted before the clock starts: signing is ours, not the transfer's.
         tokens: dict[str, str] | TokenError = {}
+        digest_tokens: tuple[dict[str, str], dict[str, str]] = ({}, {})
         if request.auth == "token":
             try:
                 tokens = copy_token_headers(request, pull=self.mode == "pull")
+                if request.checksum != "none":
+                    digest_tokens = digest_token_headers(request)
             except TokenError as exc:
                 tokens = exc
         # x509: the copy begins with the macaroon for the other leg (_authorize_other_leg)
@@ -143,6 +155,10 @@ class HttpsTpc(TransferTool):
                 if authorize:
                     headers = await self._authorize_other_leg(seen, other_leg, headers)
                 succeeded, error_class, message = await self._copy(seen, target, headers, parser)
+                if succeeded and request.checksum != "none":
+                    await self._verify_checksum(seen, digest_tokens)
+        except ChecksumStepError as exc:
+            succeeded, error_class, message = False, exc.error_class, str(exc)
         except TimeoutError:
             error_class, message = "timeout", f"no verdict within the {request.timeout:g} s timeout"
         except httpx.ConnectTimeout as exc:
@@ -182,6 +198,25 @@ class HttpsTpc(TransferTool):
             macaroon = await request_macaroon(client, url, activity, request.timeout)
         seen.timeline.enter("connect", request.clock.now())
         return {**headers, "TransferHeaderAuthorization": f"Bearer {macaroon}"}
+
+    async def _verify_checksum(
+        self, seen: TransferObservation, digest_tokens: tuple[dict[str, str], dict[str, str]]
+    ) -> None:
+        """The checksum step (checksums.py): RFC 3230 digests by `HEAD` with `Want-Digest`,
+        of the source and then of the destination, compared; timed as `checksum`."""
+        request = seen.request
+        seen.timeline.enter("checksum", request.clock.now())
+        async with httpx.AsyncClient(
+            verify=client_ssl_context(request.creds, request.auth),
+            timeout=httpx.Timeout(None, connect=CONNECT_TIMEOUT),
+        ) as client:
+            source, destination = [
+                await https_digest(client, url, request.checksum, headers)
+                for url, headers in zip(
+                    (seen.source_url, seen.destination_url), digest_tokens, strict=True
+                )
+            ]
+        compare_digests(request.checksum, source, destination)
 
     async def _copy(
         self,
@@ -228,6 +263,27 @@ class HttpsTpc(TransferTool):
         if succeeded:
             return True, None, text
         return False, classify_message(text), text
+
+
+async def https_digest(
+    client: httpx.AsyncClient, url: str, algorithm: str, headers: dict[str, str]
+) -> str:
+    """The file's `algorithm` digest from its server (`HEAD` with `Want-Digest`, RFC 3230);
+    raises ChecksumStepError when the server refuses or gives no such digest."""
+    response = await client.head(url, headers={**headers, "Want-Digest": algorithm})
+    if response.status_code != 200:
+        raise ChecksumStepError(
+            classify_http_status(response.status_code),
+            f"HEAD {url} (Want-Digest: {algorithm}) answered {response.status_code} "
+            f"{response.reason_phrase}",
+        )
+    digest = digest_from_header(response.headers.get("Digest"), algorithm)
+    if digest is None:
+        raise ChecksumStepError(
+            "remote-failure",
+            f"HEAD {url} gave no {algorithm} digest (Digest: {response.headers.get('Digest')!r})",
+        )
+    return digest
 
 
 async def delete_https(

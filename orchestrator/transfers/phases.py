@@ -14,6 +14,7 @@ from orchestrator.transfers.record import ProgressPoint
 
 # In the order a transfer goes through them; a tool uses those its protocol has.
 # `authorize`: an x509 HTTP-TPC copy first asks the other server for a macaroon (macaroons.py).
+# `checksum`: after the copy, both servers' digests asked and compared (checksums.py).
 PHASES: tuple[str, ...] = (
     "authorize",
     "connect",
@@ -22,6 +23,7 @@ PHASES: tuple[str, ...] = (
     "streaming",
     "poll",
     "close",
+    "checksum",
 )
 
 

@@ -8,7 +8,16 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 Outcome = Literal["success", "failure"]
-ErrorClass = Literal["connect", "tls", "auth", "not-found", "remote-failure", "timeout", "killed"]
+ErrorClass = Literal[
+    "connect",
+    "tls",
+    "auth",
+    "not-found",
+    "remote-failure",
+    "timeout",
+    "killed",
+    "checksum-mismatch",
+]
 ERROR_CLASSES: tuple[str, ...] = (
     "connect",
     "tls",
@@ -17,6 +26,7 @@ ERROR_CLASSES: tuple[str, ...] = (
     "remote-failure",
     "timeout",
     "killed",
+    "checksum-mismatch",  # the copy completed, but source and destination digests differ
 )
 
 

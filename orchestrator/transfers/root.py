@@ -6,11 +6,12 @@ import re
 
 from orchestrator.endpoints import ClientCredentials, Endpoint
 from orchestrator.transfers.base import TransferObservation, TransferRequest, TransferTool
+from orchestrator.transfers.checksums import ChecksumStepError, compare_digests, digest_from_query
 from orchestrator.transfers.error_classes import outcome_of
 from orchestrator.transfers.gridftp import credential_env
 from orchestrator.transfers.process import run_process
 from orchestrator.transfers.record import TransferRecord
-from orchestrator.transfers.urls import root_url
+from orchestrator.transfers.urls import root_server, root_url
 from orchestrator.transfers.xrdcl_log import XrdclLog
 
 # XrdCl retries a refused connection for up to 5 x 120 s by default; a measurement wants a
@@ -88,13 +89,39 @@ class XrootdTpc(TransferTool):
     async def copy(self, request: TransferRequest) -> TransferRecord:
         argv = xrdcp_argv(request)
         seen = TransferObservation.begin(request, self.name, argv[-2], argv[-1])
+        env = xrdcp_environment(request.creds, request.src, request.dst)
         result = await run_process(
             argv,
-            env=xrdcp_environment(request.creds, request.src, request.dst),
+            env=env,
             timeout=request.timeout,
             on_stderr_line=XrdclLog(seen.timeline, request.clock).feed,
         )
-        return seen.record(
-            result.returncode == 0 and not result.timed_out,
-            **xrdcp_outcome(result.returncode, result.timed_out, result.stderr, request.timeout),
-        )
+        succeeded = result.returncode == 0 and not result.timed_out
+        outcome = xrdcp_outcome(result.returncode, result.timed_out, result.stderr, request.timeout)
+        if succeeded and request.checksum != "none":
+            try:
+                await verify_root_checksum(seen, env)
+            except ChecksumStepError as exc:
+                succeeded, outcome = False, {"error_class": exc.error_class, "message": str(exc)}
+        return seen.record(succeeded, **outcome)
+
+
+async def verify_root_checksum(seen: TransferObservation, env: dict[str, str]) -> None:
+    """The checksum step (checksums.py): `xrdfs HOST query checksum PATH` of the source and
+    then of the destination, compared; timed as `checksum`, within the request's timeout."""
+    request = seen.request
+    seen.timeline.enter("checksum", request.clock.now())
+    digests = []
+    for endpoint, path in ((request.src, request.src_path), (request.dst, request.dst_path)):
+        remaining = max(1.0, request.timeout - (request.clock.now() - seen.start))
+        argv = ["xrdfs", root_server(endpoint), "query", "checksum", path]
+        result = await run_process(argv, env=env, timeout=remaining)
+        digest = digest_from_query(result.stdout, request.checksum)
+        if result.returncode != 0 or result.timed_out or digest is None:
+            outcome = outcome_of(result.returncode, result.timed_out, result.stderr, remaining)
+            raise ChecksumStepError(
+                outcome["error_class"] or "remote-failure",
+                f"{' '.join(argv)}: {outcome['message'] or result.stdout.strip()!r}",
+            )
+        digests.append(digest)
+    compare_digests(request.checksum, *digests)

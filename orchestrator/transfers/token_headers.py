@@ -67,3 +67,16 @@ def delete_token_header(creds: ClientCredentials, endpoint: Endpoint, path: str)
         [f"{READ}:{path}", f"{MODIFY}:{path}"], audience=https_origin(endpoint)
     )
     return {"Authorization": f"Bearer {token}"}
+
+
+def digest_token_headers(request: TransferRequest) -> tuple[dict[str, str], dict[str, str]]:
+    """The checksum step's `Authorization` for the source and for the destination: reading
+    each one file (a digest is a read), for its own server's audience."""
+    tokens, lifetime = minter(request.creds), token_lifetime(request.timeout)
+    return tuple(  # type: ignore[return-value]
+        {
+            "Authorization": "Bearer "
+            + tokens.mint([f"{READ}:{path}"], audience=https_origin(endpoint), lifetime=lifetime)
+        }
+        for endpoint, path in ((request.src, request.src_path), (request.dst, request.dst_path))
+    )

@@ -24,6 +24,11 @@ def root_url(endpoint: Endpoint, path: str) -> str:
     return f"root://{_host(endpoint)}:{endpoint.ports['root']}/{_name(path)}"
 
 
+def root_server(endpoint: Endpoint) -> str:
+    """`host:port` of the endpoint's root:// side, as `xrdfs` takes it."""
+    return f"{_host(endpoint)}:{endpoint.ports['root']}"
+
+
 def gsiftp_url(endpoint: Endpoint, path: str) -> str:
     # GridFTP serves the real filesystem, so the data root is part of the path.
     return f"gsiftp://{_host(endpoint)}:{endpoint.ports['gridftp']}{endpoint.data_root.rstrip('/')}{_name(path)}"

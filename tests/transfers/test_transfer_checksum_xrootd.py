@@ -1,0 +1,124 @@
+"""The checksum step on real XRootD servers, HTTPS-TPC and root:// (checksums.py).
+
+A 2-node lab of its own. With `checksum="adler32"` every copy ends with the source's and the
+destination's adler32 asked and compared, timed as the `checksum` phase; the digests the
+servers give are the content's (checked against zlib); a source whose stored digest is not
+its content's fails with `checksum-mismatch` although every byte arrived.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ca.authority import CertificateAuthority
+from orchestrator.endpoints import source_name
+from orchestrator.lab.inventory import LabInventory
+from orchestrator.lab.lifecycle import start_lab, stop_lab
+from orchestrator.lab.topology import NETNS, LabNetwork
+from orchestrator.measurement.record import MeasurementRecord
+from orchestrator.measurement.run import run_measurement
+from orchestrator.measurement.spec import MeasurementRequest, destination_name
+from orchestrator.transfers import HttpsTpc, XrootdTpc
+from orchestrator.transfers.root import xrdcp_environment
+from tests.support.checksums import adler32_hex, server_digest, stale_digest_copy
+
+pytestmark = pytest.mark.lab
+FILE_SIZE = 4 << 20
+NETWORK = LabNetwork(prefix="tpccx", subnet_offset=155)
+STALE = "/tpcbench-source-stale-digest"  # a source name: hosts may read it (root:// TPC)
+# (protocol, auth, tool): what the native XRootD tools can take
+CASES = [
+    ("https", "x509", HttpsTpc("pull")),
+    ("https", "x509", HttpsTpc("push")),
+    ("https", "token", HttpsTpc("pull")),
+    ("root", "x509", XrootdTpc()),
+]
+IDS = ["https-pull-x509", "https-push-x509", "https-pull-token", "root-x509"]
+
+
+@pytest.fixture(scope="module")
+def lab() -> Iterator[LabInventory]:
+    home = Path(tempfile.mkdtemp(prefix="tpcbench-checksum-lab-", dir="/dev/shm"))
+    home.chmod(0o755)
+    CertificateAuthority.init(home / "ca")
+    inventory = start_lab(home, 2, FILE_SIZE, mode=NETNS, network=NETWORK)
+    try:
+        yield inventory
+    finally:
+        stop_lab(home)
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def measure(
+    lab: LabInventory, protocol: str, auth: str, tool, checksum: str, **kw
+) -> MeasurementRecord:
+    src, dst = lab.nodes
+    request = MeasurementRequest.between(
+        src, dst, protocol, 2, auth=auth, checksum=checksum, transfers=2,  # type: ignore[arg-type]
+        file_size=FILE_SIZE, **kw,
+    )  # fmt: skip
+    return asyncio.run(
+        run_measurement(request, creds=lab.client, tool=tool, timeout=120, keep_files=True)
+    )
+
+
+@pytest.mark.parametrize(("protocol", "auth", "tool"), CASES, ids=IDS)
+def test_adler32_ends_each_copy_with_a_timed_checksum_step(
+    lab: LabInventory, protocol: str, auth: str, tool
+) -> None:
+    record = measure(lab, protocol, auth, tool, "adler32")
+    assert (record.succeeded, record.failed) == (2, 0), [t.message for t in record.transfers]
+    assert record.checksum == "adler32" and record.to_json()["checksum"] == "adler32"
+    for transfer in record.transfers:
+        phases = transfer.phases
+        assert list(phases)[-1] == "checksum" and phases["checksum"] > 0, phases
+        assert sum(phases.values()) == pytest.approx(transfer.duration, abs=1e-6)
+    # What was compared is the content's digest: the server's answer equals zlib's (asked
+    # with the orchestrator's certificate, which the token area does not let in).
+    src, dst = lab.nodes
+    name = destination_name(record.uuid, 0, protocol, auth)  # type: ignore[arg-type]
+    written = Path(dst.data_root) / name.lstrip("/")
+    if auth == "x509":
+        env = xrdcp_environment(lab.client, src, dst)
+        assert server_digest(dst, name, env) == adler32_hex(written)
+    original = Path(src.data_root) / source_name(FILE_SIZE).lstrip("/")
+    assert adler32_hex(written) == adler32_hex(original)
+
+
+@pytest.mark.parametrize(("protocol", "auth", "tool"), CASES, ids=IDS)
+def test_without_checksum_there_is_no_checksum_phase(
+    lab: LabInventory, protocol: str, auth: str, tool
+) -> None:
+    record = measure(lab, protocol, auth, tool, "none")
+    assert record.succeeded == 2, [t.message for t in record.transfers]
+    assert all("checksum" not in t.phases for t in record.transfers)
+    assert record.to_json()["checksum"] == "none"
+
+
+@pytest.mark.parametrize(
+    ("protocol", "tool"),
+    [("https", HttpsTpc("pull")), ("root", XrootdTpc())],
+    ids=["https", "root"],
+)
+def test_a_source_with_a_stale_stored_digest_is_a_checksum_mismatch(
+    lab: LabInventory, protocol: str, tool
+) -> None:
+    src, dst = lab.nodes
+    env = xrdcp_environment(lab.client, src, dst)
+    content, stored = stale_digest_copy(src, source_name(FILE_SIZE), STALE, env)
+    assert content != stored  # the server now answers a digest that is not the content's
+    record = measure(lab, protocol, "x509", tool, "adler32", source_path=STALE)
+    assert record.failed == 2 and record.succeeded == 0
+    for transfer in record.transfers:
+        assert transfer.error_class == "checksum-mismatch", transfer.message
+        assert stored in transfer.message and content in transfer.message
+        assert transfer.phases["checksum"] > 0
+        # every byte arrived: the copy itself succeeded, the comparison failed it
+        name = destination_name(record.uuid, transfer.index, protocol)
+        assert adler32_hex(Path(dst.data_root) / name.lstrip("/")) == content
