@@ -1,28 +1,60 @@
 """Our token issuer's HTTPS service: the discovery document and the public keys that servers
-(xrootd's SciTokens plugin) fetch to check the tokens the orchestrator mints.
+(xrootd's SciTokens plugin) fetch to check the tokens the orchestrator mints; and, where it
+holds the signing key (the lab), a token endpoint.
 
-It serves two files of a folder and holds no signing key. The lab forks it beside its nodes
-(orchestrator/lab/token_issuer.py); the chart runs it as a Deployment behind a Service
-(charts/tpc-bench/templates/token-issuer.yaml), the folder being a ConfigMap the signer fills.
+Without `--signing-key` it serves two files of a folder and holds no key: so the chart runs
+it, as a Deployment behind a Service (charts/tpc-bench/templates/token-issuer.yaml), the
+folder being a ConfigMap the signer fills, and its discovery document names no token
+endpoint. The lab forks it beside its nodes with the key (orchestrator/lab/token_issuer.py).
+
+The token endpoint (`POST /token`) is the OAuth 2.0 client credentials grant (RFC 6749 4.4)
+a WLCG client asks for (the DOMA smoke test's `-t scitoken`): form-encoded
+`grant_type=client_credentials`, optional `scope` and `audience`. The client authenticates
+with its TLS client certificate (RFC 8705 `tls_client_auth`), one of our CA or a first-level
+RFC 3820 proxy of one, mapped as the servers map it (servers/access.py): only the
+orchestrator's DN gets a token, with storage scopes within the orchestrator's own rights
+(`granted_scopes`); anyone else gets an OAuth error.
 
     python -m orchestrator.token_issuer --bind ADDR --port P --documents DIR \\
-        --cert hostcert.pem --key hostkey.pem
+        --cert hostcert.pem --key hostkey.pem \\
+        [--signing-key issuer-key.pem --client-ca-dir CERTDIR --orchestrator-dn DN ...]
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import logging
 import signal
 import ssl
 import sys
 import threading
-from collections.abc import Sequence
+import urllib.parse
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
-from ca.tokens import JWKS_PATH, OPENID_CONFIGURATION_PATH, jwks, openid_configuration
+from ca.tokens import (
+    CLIENT_CREDENTIALS,
+    CREATE,
+    DEFAULT_LIFETIME,
+    JWKS_PATH,
+    MODIFY,
+    OPENID_CONFIGURATION_PATH,
+    READ,
+    TOKEN_PATH,
+    TokenError,
+    TokenMinter,
+    client_identity,
+    jwks,
+    openid_configuration,
+    parse_storage_scope,
+    token_audience,
+)
+from orchestrator.endpoints import SOURCE_PREFIX, TOKEN_AREA
 from orchestrator.http_service import Answer, HttpService, Route
 
 log = logging.getLogger(__name__)
@@ -31,11 +63,27 @@ log = logging.getLogger(__name__)
 DOCUMENTS = {OPENID_CONFIGURATION_PATH: "openid-configuration.json", JWKS_PATH: "jwks.json"}
 CERTIFICATE_CHECK_SECONDS = 60.0
 
+# The benchmark's names, which servers/access.py lets the orchestrator's DN write (that module
+# is on this one's floor, so the prefix is repeated here; tests/ca/test_token_endpoint.py
+# checks that the two agree).
+BENCHMARK_PREFIX = "/tpcbench-"
+# What a token asked for without `scope` opens: one directory of benchmark names. A WLCG
+# scope's path is a directory (or a file), so the name prefix `/tpcbench-` cannot be one, and
+# the token area `/tokens` would open the source file there to modification. Point a client
+# that asks for no scope, such as the DOMA smoke test, at https://<node>/tpcbench-smoke.
+DEFAULT_SCOPE_PATH = "/tpcbench-smoke"
+DEFAULT_SCOPES = tuple(f"{activity}:{DEFAULT_SCOPE_PATH}" for activity in (READ, CREATE, MODIFY))
+FORM = "application/x-www-form-urlencoded"
+MAX_FORM_BYTES = 8192
 
-def issuer_documents(url: str, key_path: Path) -> dict[str, str]:
-    """The issuer's two documents (file name -> JSON text) for the signing key `key_path`."""
+
+def issuer_documents(url: str, key_path: Path, *, token_endpoint: bool = False) -> dict[str, str]:
+    """The issuer's two documents (file name -> JSON text) for the signing key `key_path`;
+    `token_endpoint` when the service serving them holds that key (the lab's)."""
     return {
-        DOCUMENTS[OPENID_CONFIGURATION_PATH]: _json(openid_configuration(url)),
+        DOCUMENTS[OPENID_CONFIGURATION_PATH]: _json(
+            openid_configuration(url, token_endpoint=token_endpoint)
+        ),
         DOCUMENTS[JWKS_PATH]: _json(jwks(key_path)),
     }
 
@@ -60,9 +108,202 @@ def document_routes(documents: Path) -> dict[str, Route]:
     return {path: serve(name) for path, name in DOCUMENTS.items()}
 
 
-def server_context(cert: Path, key: Path) -> ssl.SSLContext:
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+class OAuthError(Exception):
+    """A token request refused, as RFC 6749 5.2 words it: a status and an error code."""
+
+    def __init__(self, status: int, error: str, description: str) -> None:
+        super().__init__(description)
+        self.status, self.error, self.description = status, error, description
+
+    def answer(self) -> Answer:
+        return Answer.json(
+            self.status, {"error": self.error, "error_description": self.description}
+        )
+
+
+def within_orchestrator_rights(activity: str, path: str) -> bool:
+    """Whether every name a scope of `activity` on `path` can open is one the orchestrator may
+    use so (servers/access.py; its tokens do the same in the token area): reading the
+    benchmark's names (`/tpcbench-...`, `/tokens/tpcbench-...`), creating and modifying those
+    that are not a source file. `path` is read as a bare name prefix, the most a server could
+    read into it: `/tpcbench-s` may not create, it would reach `/tpcbench-source-...`."""
+    name = path.removeprefix(TOKEN_AREA) if path.startswith(TOKEN_AREA + "/") else path
+    if not name.startswith(BENCHMARK_PREFIX):
+        return False
+    if activity == READ:
+        return True
+    return not (name.startswith(SOURCE_PREFIX) or SOURCE_PREFIX.startswith(name))
+
+
+def granted_scopes(requested: str | None) -> tuple[str, ...]:
+    """The scopes of a token asked for with `requested` (space-separated; none: the
+    DEFAULT_SCOPES), each a storage scope within the orchestrator's rights, else
+    `invalid_scope` naming the first that is not."""
+    if requested is None or not requested.strip():
+        return DEFAULT_SCOPES
+    granted = []
+    for scope in requested.split():
+        try:
+            activity, path = parse_storage_scope(scope)
+        except TokenError as exc:
+            raise OAuthError(400, "invalid_scope", str(exc)) from None
+        if not within_orchestrator_rights(activity, path):
+            raise OAuthError(
+                400,
+                "invalid_scope",
+                f"{scope} is beyond the orchestrator's rights: it may read names under "
+                f"{BENCHMARK_PREFIX} (and {TOKEN_AREA}{BENCHMARK_PREFIX}) and create or modify "
+                f"those that are not a source file ({SOURCE_PREFIX}...)",
+            )
+        granted.append(f"{activity}:{path}")
+    return tuple(dict.fromkeys(granted))
+
+
+def parse_form(content_type: str | None, body: bytes) -> dict[str, str]:
+    """The request's form fields; each at most once (RFC 6749 3.2)."""
+    if (content_type or "").split(";")[0].strip().lower() != FORM:
+        raise OAuthError(400, "invalid_request", f"send the request as {FORM}")
+    try:
+        text = body.decode("ascii")
+        pairs = urllib.parse.parse_qsl(text, keep_blank_values=True, strict_parsing=bool(text))
+    except (UnicodeDecodeError, ValueError):
+        raise OAuthError(400, "invalid_request", "the request body is not a form") from None
+    form: dict[str, str] = {}
+    for key, value in pairs:
+        if key in form:
+            raise OAuthError(400, "invalid_request", f"{key} is given more than once")
+        form[key] = value
+    return form
+
+
+@dataclass(frozen=True)
+class TokenEndpoint:
+    """Who gets which tokens: the orchestrator's DNs, tokens of `minter`'s issuer."""
+
+    minter: TokenMinter
+    orchestrator_dns: frozenset[str]
+    lifetime: dt.timedelta = DEFAULT_LIFETIME
+
+    @classmethod
+    def of(cls, minter: TokenMinter, orchestrator_dns: Iterable[str]) -> TokenEndpoint:
+        return cls(minter, frozenset(orchestrator_dns))
+
+    def answer(self, content_type: str | None, body: bytes, certificate: bytes | None) -> Answer:
+        """The answer to one token request (`certificate`: the client's verified leaf, DER)."""
+        try:
+            who = self._authenticate(certificate)
+            form = parse_form(content_type, body)
+            grant = form.get("grant_type")
+            if grant is None:
+                raise OAuthError(400, "invalid_request", "grant_type is missing")
+            if grant != CLIENT_CREDENTIALS:
+                raise OAuthError(
+                    400, "unsupported_grant_type", f"only {CLIENT_CREDENTIALS} is granted here"
+                )
+            scopes = granted_scopes(form.get("scope"))
+            try:
+                audience = token_audience(form.get("audience"))
+            except TokenError as exc:
+                raise OAuthError(400, "invalid_request", str(exc)) from None
+        except OAuthError as refusal:
+            log.info("token refused (%s): %s", refusal.error, refusal.description)
+            return refusal.answer()
+        token = self.minter.mint(scopes, audience=audience, lifetime=self.lifetime)
+        log.info("token for %s: %s (audience %s)", who, " ".join(scopes), audience)
+        return Answer.json(
+            200,
+            {
+                "access_token": token,
+                "token_type": "Bearer",
+                "expires_in": int(self.lifetime.total_seconds()),
+                "scope": " ".join(scopes),
+            },
+        )
+
+    def _authenticate(self, certificate: bytes | None) -> str:
+        who = client_identity(certificate)
+        if who is None:
+            raise OAuthError(
+                401, "invalid_client", "authenticate with a client certificate of our CA"
+            )
+        if who not in self.orchestrator_dns:
+            raise OAuthError(401, "invalid_client", f"{who} gets no tokens here")
+        return who
+
+
+class _TokenRequests(BaseHTTPRequestHandler):
+    """POST to the token endpoint (HttpService itself answers GET routes only)."""
+
+    server: IssuerService
+
+    def do_POST(self) -> None:
+        endpoint = self.server.token_endpoint
+        if self.path.partition("?")[0] != TOKEN_PATH or endpoint is None:
+            self._send(Answer.json(404, {"error": f"nothing to POST to at {self.path}"}))
+            return
+        length = self.headers.get("Content-Length", "")
+        if not length.isdigit() or int(length) > MAX_FORM_BYTES:
+            refusal = OAuthError(
+                400, "invalid_request", f"a form of at most {MAX_FORM_BYTES} bytes"
+            )
+            self._send(refusal.answer())
+            return
+        body = self.rfile.read(int(length))
+        certificate = None
+        if isinstance(self.connection, ssl.SSLSocket):
+            certificate = self.connection.getpeercert(binary_form=True)
+        try:
+            answer = endpoint.answer(self.headers.get("Content-Type"), body, certificate)
+        except Exception:  # a bug or an unreadable key: 500 for this request, the service lives
+            log.exception("POST %s failed", self.path)
+            answer = Answer.json(500, {"error": "server_error"})
+        self._send(answer)
+
+    def _send(self, answer: Answer) -> None:
+        self.send_response(answer.status)
+        self.send_header("Content-Type", answer.content_type)
+        self.send_header("Content-Length", str(len(answer.body)))
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("Pragma", "no-cache")
+        self.end_headers()
+        self.wfile.write(answer.body)
+
+
+class IssuerService(HttpService):
+    """The documents' GET routes and, with a `token_endpoint`, token requests by POST."""
+
+    def __init__(
+        self,
+        address: tuple[str, int],
+        routes: dict[str, Route],
+        *,
+        token_endpoint: TokenEndpoint | None = None,
+        **options: Any,
+    ) -> None:
+        if token_endpoint is not None:
+            routes = {**routes, TOKEN_PATH: _post_only}
+        super().__init__(address, routes, **options)
+        self.token_endpoint = token_endpoint
+        self.RequestHandlerClass = type(
+            "IssuerHandler", (_TokenRequests, self.RequestHandlerClass), {}
+        )
+
+
+def _post_only(query: str) -> Answer:
+    return OAuthError(405, "invalid_request", f"POST a {FORM} token request").answer()
+
+
+def server_context(cert: Path, key: Path, client_ca_dir: Path | None = None) -> ssl.SSLContext:
+    """The service's TLS; with `client_ca_dir` (hashed, like /etc/grid-security/certificates) it
+    asks for a client certificate and verifies one given against those CAs alone, RFC 3820
+    proxies allowed; a client may still give none (the servers fetching the keys)."""
+    context = ssl.create_default_context(
+        ssl.Purpose.CLIENT_AUTH, capath=str(client_ca_dir) if client_ca_dir else None
+    )
     context.load_cert_chain(str(cert), str(key))
+    if client_ca_dir is not None:
+        context.verify_mode = ssl.CERT_OPTIONAL
+        context.verify_flags |= ssl.VERIFY_ALLOW_PROXY_CERTS
     return context
 
 
@@ -71,8 +312,11 @@ class CertificateWatch:
     renewal writes the key first, then the certificate: a pair that does not load is kept
     for the next look."""
 
-    def __init__(self, service: HttpService, cert: Path, key: Path) -> None:
+    def __init__(
+        self, service: HttpService, cert: Path, key: Path, client_ca_dir: Path | None = None
+    ) -> None:
         self.service, self.cert, self.key = service, cert, key
+        self.client_ca_dir = client_ca_dir
         self.loaded = self._stamp()
 
     def _stamp(self) -> int:
@@ -84,7 +328,7 @@ class CertificateWatch:
             stamp = self._stamp()
             if stamp == self.loaded:
                 return False
-            self.service.tls = server_context(self.cert, self.key)
+            self.service.tls = server_context(self.cert, self.key, self.client_ca_dir)
         except (OSError, ssl.SSLError) as exc:
             log.warning("the renewed certificate %s does not load yet: %s", self.cert, exc)
             return False
@@ -100,27 +344,62 @@ class CertificateWatch:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m orchestrator.token_issuer",
-        description="Serve the token issuer's discovery document and keys over HTTPS.",
+        description="Serve the token issuer's discovery document and keys over HTTPS; with "
+        "--signing-key also its token endpoint (POST /token, client credentials, for the "
+        "orchestrator's certificate only).",
     )
     parser.add_argument("--bind", required=True)
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--documents", type=Path, required=True, help="folder of the two files")
     parser.add_argument("--cert", type=Path, required=True)
     parser.add_argument("--key", type=Path, required=True)
+    endpoint = parser.add_argument_group("token endpoint (only where the issuer holds its key)")
+    endpoint.add_argument(
+        "--signing-key",
+        type=Path,
+        help="the issuer's signing key: serve POST /token, tokens of the issuer that the "
+        "discovery document in --documents names",
+    )
+    endpoint.add_argument(
+        "--client-ca-dir", type=Path, help="hashed CA directory that client certificates verify to"
+    )
+    endpoint.add_argument(
+        "--orchestrator-dn",
+        action="append",
+        default=[],
+        metavar="DN",
+        help="a DN (slash form) that gets tokens; repeat for several",
+    )
     return parser
 
 
+def token_endpoint_of(args: argparse.Namespace, parser: argparse.ArgumentParser) -> TokenEndpoint:
+    if args.client_ca_dir is None or not args.orchestrator_dn:
+        parser.error("--signing-key needs --client-ca-dir and at least one --orchestrator-dn")
+    config = args.documents / DOCUMENTS[OPENID_CONFIGURATION_PATH]
+    try:
+        issuer = json.loads(config.read_text())["issuer"]
+        minter = TokenMinter.for_key(issuer, args.signing_key)  # loads (and keeps) the key now
+    except (OSError, ValueError, KeyError, TokenError) as exc:
+        parser.error(f"--signing-key needs the issuer's discovery document {config}: {exc}")
+    return TokenEndpoint.of(minter, args.orchestrator_dn)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    service = HttpService(
+    endpoint = token_endpoint_of(args, parser) if args.signing_key else None
+    client_ca_dir = args.client_ca_dir if endpoint else None
+    service = IssuerService(
         (args.bind, args.port),
         document_routes(args.documents),
+        token_endpoint=endpoint,
         name="tpc-bench-issuer",
-        tls=server_context(args.cert, args.key),
+        tls=server_context(args.cert, args.key, client_ca_dir),
     )
     stop = threading.Event()
-    watch = CertificateWatch(service, args.cert, args.key)
+    watch = CertificateWatch(service, args.cert, args.key, client_ca_dir)
     threading.Thread(target=watch.run, args=(stop,), name="certificate-watch", daemon=True).start()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     print(f"token issuer serving https://{args.bind}:{args.port}", flush=True)

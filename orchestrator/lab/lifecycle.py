@@ -249,8 +249,9 @@ def _build(
         if links.matrix is not None:
             start_wan(record, plans, network, links.matrix)
     issuer, minter = start_token_issuer(
-        record, lab_dir(home) / "issuer", ca, *issuer_address(record.mode, network)
-    )
+        record, lab_dir(home) / "issuer", ca, *issuer_address(record.mode, network),
+        orchestrator_dn=ca.client_subject_dn(CLIENT_NAME),
+    )  # fmt: skip
     client_cred = ca.issue_client(CLIENT_NAME)
     client = ClientCredentials(
         cert=client_cred.cert, key=client_cred.key, certdir=ca.certdir, tokens=minter

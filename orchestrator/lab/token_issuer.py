@@ -1,12 +1,14 @@
-"""The lab's token issuer: its discovery document and public keys over HTTPS, for the servers.
+"""The lab's token issuer: its discovery document and public keys over HTTPS, for the servers,
+and a token endpoint.
 
 `lab up` starts it beside the nodes (netns mode: on the host's end of the lab's link, which
 every node routes to; loopback mode: on 127.0.0.1) with a host certificate from our CA, and
 hands the orchestrator a `TokenMinter` for it (ClientCredentials.tokens). The signing key
-stays in the CA directory: the service (orchestrator/token_issuer.py, which the chart runs
-too) serves only the two public documents. It is forked from `lab up` (not exec'd: the
-interpreter may live where the user running the lab cannot read), in a session of its own,
-and `lab down` stops it by its recorded pid.
+stays in the CA directory; the service (orchestrator/token_issuer.py, which the chart runs
+without a key) serves the two public documents and, given the key, the token endpoint where
+the orchestrator's certificate gets tokens (what the DOMA smoke test's `-t scitoken` asks).
+It is forked from `lab up` (not exec'd: the interpreter may live where the user running the
+lab cannot read), in a session of its own, and `lab down` stops it by its recorded pid.
 """
 
 from __future__ import annotations
@@ -54,14 +56,22 @@ def issuer_address(mode: str, network: LabNetwork) -> tuple[str, int]:
 
 
 def start_token_issuer(
-    record: LabRun, folder: Path, ca: CertificateAuthority, address: str, port: int
+    record: LabRun,
+    folder: Path,
+    ca: CertificateAuthority,
+    address: str,
+    port: int,
+    *,
+    orchestrator_dn: str,
 ) -> tuple[LabIssuer, TokenMinter]:
     """Write the documents, start the service (recorded before it starts), wait until it
-    answers over verified HTTPS; returns what the nodes trust and what mints its tokens."""
+    answers over verified HTTPS; returns what the nodes trust and what mints its tokens.
+    The lab's issuer holds the signing key, so it also serves the token endpoint, where the
+    orchestrator's certificate (`orchestrator_dn`), and it alone, gets tokens."""
     url = f"https://{address}:{port}"
     key_path = ensure_issuer_key(ca.directory)
     folder.mkdir(parents=True, exist_ok=True)
-    for name, text in issuer_documents(url, key_path).items():
+    for name, text in issuer_documents(url, key_path, token_endpoint=True).items():
         (folder / name).write_text(text)
     bundle = folder / "ca-certificates.crt"
     bundle.write_bytes(trust_bundle(ca.cert_path))
@@ -69,6 +79,8 @@ def start_token_issuer(
     argv = [
         "--bind", address, "--port", str(port), "--documents", str(folder),
         "--cert", str(host.cert), "--key", str(host.key),
+        "--signing-key", str(key_path), "--client-ca-dir", str(ca.certdir),
+        "--orchestrator-dn", orchestrator_dn,
     ]  # fmt: skip
     log = folder / "issuer.out"
     pid = _fork_service(argv, log)
