@@ -213,7 +213,9 @@ def test_throughput_vs_latency_endpoint(anonymous, ingest):
     body = anonymous.get(
         "/api/v1/throughput-vs-latency/", {"protocol": "https", "streams": 8, "window": "20d"}
     ).json()
-    assert set(body) == {"protocol", "auth", "client", "streams", "window", "points", "fits"}
+    assert set(body) == {
+        "protocol", "auth", "client", "checksum", "streams", "window", "points", "fits"
+    }  # fmt: skip
     assert (body["protocol"], body["streams"], body["window"]) == ("https", 8, "20d")
     assert {(p["src"], p["dst"]) for p in body["points"]} == {("a", "b"), ("a", "c")}
     assert set(body["fits"]["https"]) == {"slope_gbps_per_ms", "intercept_gbps", "r", "n"}
@@ -226,7 +228,7 @@ def test_stream_comparison_endpoint(anonymous, ingest):
     body = anonymous.get(
         "/api/v1/stream-comparison/", {"protocol": "https", "window": "20d"}
     ).json()
-    assert set(body) == {"protocol", "auth", "client", "window", "pairs"}
+    assert set(body) == {"protocol", "auth", "client", "checksum", "window", "pairs"}
     assert body["pairs"][0]["ratio"] == pytest.approx(4.0)
     assert body["pairs"][0]["multi_streams"] == 8
 

@@ -141,8 +141,8 @@ def test_the_measurement_list_filters_on_auth_and_client(anonymous, ingest):
     assert response.status_code == 400 and list(response.json()) == ["auth"]
     csv = anonymous.get(URL, {"client": "gfal2", "format": "csv", "rows": "transfers"})
     header, first = b"".join(csv.streaming_content).decode().splitlines()[:2]
-    assert header.split(",")[-4:] == ["auth", "client", "phases", "streaming_gbps"]
-    assert first.split(",")[-4:] == ["token", "gfal2", "{}", ""]
+    assert header.split(",")[-5:] == ["auth", "client", "phases", "streaming_gbps", "checksum"]
+    assert first.split(",")[-5:] == ["token", "gfal2", "{}", "", "none"]
 
 
 def mesh(ingest, campaign=None, **dimensions) -> None:

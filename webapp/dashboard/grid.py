@@ -26,7 +26,7 @@ from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 
 from webapp.results.cache import cached_aggregate
-from webapp.results.choices import Auth, Client, Protocol
+from webapp.results.choices import Auth, Checksum, Client, Protocol
 from webapp.results.grid.bands import GridBands, status_labels
 from webapp.results.grid.limits import NOT_RUN, STATUS_SHORT_NAMES, UNKNOWN
 from webapp.results.grid.queries import build_bands, grid_dimensions
@@ -268,22 +268,30 @@ class GridPage:
     sections: list[GridSection]
     auths: list[str]  # authorizations with measurements, in the order of Auth
     clients: list[str]  # clients with measurements, in the order of Client
+    checksums: list[str]  # checksum steps with measurements, in the order of Checksum
 
 
 @cached_aggregate("grid-page")
 def grid_page_data(
-    *, window: str = "latest", auth: str = Auth.X509, client: str = Client.NATIVE
+    *,
+    window: str = "latest",
+    auth: str = Auth.X509,
+    client: str = Client.NATIVE,
+    checksum: str = Checksum.NONE,
 ) -> GridPage:
-    """A section per grid with results of this authorization and client (none: none such),
-    and the authorizations and clients measured (none: an empty database); raises ValueError
-    (window)."""
+    """A section per grid with results of this authorization, client and checksum (none:
+    none such), and the authorizations, clients and checksums measured (none: an empty
+    database); raises ValueError (window)."""
     measured = grid_dimensions()  # one query for the grids to show and the choices
-    names = [p for p in Protocol.values if (p, auth, client) in measured]
+    names = [p for p in Protocol.values if (p, auth, client, checksum) in measured]
     # As results.grid.queries.all_grid_bands, with the combinations read once.
-    grids = build_bands(names, window, with_campaign=True, auth=auth, client=client)
+    grids = build_bands(
+        names, window, with_campaign=True, auth=auth, client=client, checksum=checksum
+    )
     links = latest_link_baselines() if grids else {}
     return GridPage(
         sections=[build_section(grid, links) for grid in grids],
         auths=[a for a in Auth.values if any(m[1] == a for m in measured)],
         clients=[c for c in Client.values if any(m[2] == c for m in measured)],
+        checksums=[c for c in Checksum.values if any(m[3] == c for m in measured)],
     )

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from webapp.dashboard.plots import dimension_order
-from webapp.results.choices import Outcome
-from webapp.results.phases import median, setup_s
+from webapp.dashboard.plots import dimension_label, dimension_order, dimensions_of
+from webapp.results.choices import DIMENSION_DEFAULTS, Outcome
+from webapp.results.phases import CHECKSUM_PHASE, median, setup_s
 from webapp.results.selectors.baselines import baseline_fraction
 
 RECENT_MEASUREMENTS = 8
@@ -22,25 +22,20 @@ def _started(row: dict) -> datetime:
     return as_datetime(row["started"]) or datetime.min
 
 
-def check_key(row: dict) -> tuple[str, str, str, int]:
-    """(protocol, auth, client, streams): what a grid band is of."""
-    return (
-        row["protocol"],
-        row.get("auth") or "x509",
-        row.get("client") or "native",
-        int(row["streams"]),
-    )
+def check_key(row: dict) -> tuple[tuple[str, ...], int]:
+    """((protocol, auth, client, checksum), streams): what a grid band is of."""
+    return dimensions_of(row), int(row["streams"])
 
 
 def latest_per_check(history: list[dict]) -> list[dict]:
-    """The newest measurement of each (protocol, auth, client, streams), ordered like the
-    grid's bands."""
-    newest: dict[tuple[str, str, str, int], dict] = {}
+    """The newest measurement of each (protocol, auth, client, checksum, streams), ordered
+    like the grid's bands."""
+    newest: dict[tuple[tuple[str, ...], int], dict] = {}
     for row in history:
         key = check_key(row)
         if key not in newest or _started(row) > _started(newest[key]):
             newest[key] = row
-    ordered = sorted(newest.items(), key=lambda kv: (dimension_order(*kv[0][:3]), -kv[0][3]))
+    ordered = sorted(newest.items(), key=lambda kv: (dimension_order(*kv[0][0]), -kv[0][1]))
     return [{**row, "started": as_datetime(row["started"])} for _, row in ordered]
 
 
@@ -79,21 +74,73 @@ def with_link_fraction(latest: list[dict], baselines: list[dict]) -> list[dict]:
     return rows
 
 
+def _duration_s(row: dict) -> float | None:
+    start, end = as_datetime(row.get("start")), as_datetime(row.get("end"))
+    return (end - start).total_seconds() if start and end else None
+
+
 def _transfer(row: dict) -> dict:
     start, end = as_datetime(row.get("start")), as_datetime(row.get("end"))
-    duration = (end - start).total_seconds() if start and end else None
-    setup = setup_s(row.get("phases") or {})
-    return {**row, "start": start, "end": end, "duration_s": duration, "setup_s": setup}
+    phases = row.get("phases") or {}
+    return {
+        **row,
+        "start": start,
+        "end": end,
+        "duration_s": _duration_s(row),
+        "setup_s": setup_s(phases),
+        "checksum_s": phases.get(CHECKSUM_PHASE),
+    }
+
+
+def checksum_share(transfer: dict) -> float | None:
+    """The checksum step's share of a transfer's duration (None: no step, or no duration)."""
+    seconds = (transfer.get("phases") or {}).get(CHECKSUM_PHASE)
+    duration = _duration_s(transfer)
+    return seconds / duration if seconds is not None and duration else None
 
 
 def phase_summary(transfers: list[dict]) -> dict:
-    """Median setup (the phases before streaming) and median streaming rate of the
-    successful transfers; None where none recorded it."""
+    """Over the successful transfers, the medians of: setup (the phases before streaming),
+    the streaming rate, the checksum step's seconds and its share of the transfer's duration
+    (each transfer's share, then their median); None where none recorded it."""
     ok = [t for t in transfers if t.get("outcome") == Outcome.SUCCESS]
+    share = median(checksum_share(t) for t in ok)
     return {
         "median_setup_s": median(setup_s(t.get("phases") or {}) for t in ok),
         "median_streaming_gbps": median(t.get("streaming_gbps") for t in ok),
+        "median_checksum_s": median((t.get("phases") or {}).get(CHECKSUM_PHASE) for t in ok),
+        "median_checksum_share": share,
+        "median_checksum_percent": None if share is None else share * 100,
     }
+
+
+def checksum_costs(measurements: list[dict]) -> list[dict]:
+    """What the checksum step cost, per (protocol, auth, client, checksum) with one, over the
+    successful transfers of `measurements` (rows with transfers) that recorded it: its
+    label, the median seconds, the median share of a transfer's duration, how many."""
+    groups: dict[tuple[str, ...], list[dict]] = {}
+    for m in measurements:
+        key = dimensions_of(m)
+        if key[-1] == DIMENSION_DEFAULTS["checksum"]:
+            continue
+        ok = [t for t in m.get("transfers") or [] if t.get("outcome") == Outcome.SUCCESS]
+        groups.setdefault(key, []).extend(
+            t for t in ok if CHECKSUM_PHASE in (t.get("phases") or {})
+        )
+    costs = []
+    for key, transfers in sorted(groups.items(), key=lambda kv: dimension_order(*kv[0])):
+        if transfers:
+            summary = phase_summary(transfers)
+            costs.append(
+                {
+                    "label": dimension_label(*key),
+                    "checksum": key[-1],
+                    "median_s": summary["median_checksum_s"],
+                    "median_percent": summary["median_checksum_percent"],
+                    "transfers": len(transfers),
+                }
+            )
+    return costs
 
 
 def with_phase_summaries(rows: list[dict], measured: list[dict]) -> list[dict]:

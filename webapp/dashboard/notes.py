@@ -25,12 +25,18 @@ def _rates(low: float, high: float) -> str:
 
 
 def buffer_note_context(
-    *, streams: int, window: str, protocol: str | None, auth: str, client: str
+    *, streams: int, window: str, protocol: str | None, auth: str, client: str, checksum: str
 ) -> dict | None:
     """The note's words and figures, or None when no shown pair is limited by the buffer."""
-    note = buffer_note(
-        buffer_limits(streams=streams, window=window, protocol=protocol, auth=auth, client=client)
+    limits = buffer_limits(
+        streams=streams,
+        window=window,
+        protocol=protocol,
+        auth=auth,
+        client=client,
+        checksum=checksum,
     )
+    note = buffer_note(limits)
     if note is None:
         return None
     k_low, k_high = note["transfers"]

@@ -11,18 +11,21 @@ from datetime import datetime
 from statistics import median
 from typing import Any
 
-from webapp.results.choices import Auth, Client
+from webapp.results.choices import DIMENSION_CHOICES, DIMENSION_DEFAULTS
 from webapp.results.phases import phase_names
 
 # Okabe-Ito colours (colour-blind safe), one per protocol; RTT in neutral grey.
-# Phases, in the order they happen: setup in blues and greys, data flowing in green.
+# Phases, in the order they happen: setup in yellow, blues and grey, data flowing in green,
+# the ending in orange and purple, the checksum step after the copy in vermillion.
 PHASE_COLOURS = {
+    "authorize": "#F0E442",
     "connect": "#56B4E9",
     "handshake": "#0072B2",
     "request": "#999999",
     "streaming": "#009E73",
     "poll": "#E69F00",
     "close": "#CC79A7",
+    "checksum": "#D55E00",
 }
 PROTOCOL_COLOURS = {"https": "#0072B2", "gridftp": "#D55E00", "root": "#009E73"}
 RTT_COLOUR = "#555555"
@@ -76,16 +79,16 @@ def baseline_trace(baselines: list[dict], until: str | None = None) -> dict | No
 def history_figure(history: list[dict], baselines: list[dict] | None = None) -> dict:
     """Throughput per (protocol, streams) over time, the link baseline as a reference line
     when one was taken (Figure 5), and RTT on a second y axis."""
-    series: dict[tuple[str, str, str, int], list[dict]] = defaultdict(list)
+    series: dict[tuple[tuple[str, ...], int], list[dict]] = defaultdict(list)
     for row in history:
-        key = (row["protocol"], row.get("auth") or "x509", row.get("client") or "native")
-        series[(*key, int(row["streams"]))].append(row)
+        series[(dimensions_of(row), int(row["streams"]))].append(row)
     traces: list[dict] = []
-    for (protocol, auth, client, streams), rows in sorted(
-        series.items(), key=lambda kv: (dimension_order(*kv[0][:3]), -kv[0][3])
+    for (dimensions, streams), rows in sorted(
+        series.items(), key=lambda kv: (dimension_order(*kv[0][0]), -kv[0][1])
     ):
+        protocol = dimensions[0]
         rows.sort(key=lambda r: _iso(r["started"]) or "")
-        label = dimension_label(protocol, auth, client)
+        label = dimension_label(*dimensions)
         traces.append(
             {
                 "type": "scatter",
@@ -158,11 +161,12 @@ def latency_figure(result: dict) -> dict:
     streams = result.get("streams")
     traces: list[dict] = []
     for protocol, points in sorted(by_protocol.items()):
+        label = dimension_label(*dimensions_of({**result, "protocol": protocol}))
         traces.append(
             {
                 "type": "scatter",
                 "mode": "markers",
-                "name": f"{protocol}, {streams} streams" if streams else protocol,
+                "name": f"{label}, {streams} streams" if streams else label,
                 "x": [p["rtt_ms"] for p in points],
                 "y": [p["throughput_gbps"] for p in points],
                 "text": [f"{p['src']} \u2192 {p['dst']}" for p in points],
@@ -225,7 +229,7 @@ def streams_figure(results: list[dict]) -> dict:
             {
                 "type": "scatter",
                 "mode": "markers",
-                "name": protocol,
+                "name": dimension_label(*dimensions_of(result)),
                 "x": [p["single_gbps"] for p in pairs],
                 "y": [p["multi_gbps"] for p in pairs],
                 "text": [
@@ -279,32 +283,39 @@ def ratio_summary(result: dict) -> dict:
     }
 
 
-def dimension_order(protocol: str, auth: str, client: str) -> tuple:
-    """Sort key: by protocol, then the defaults (x509, native) before the others."""
-    auths, clients = Auth.values, Client.values
-    return (
-        protocol,
-        auths.index(auth) if auth in auths else len(auths),
-        auth,
-        clients.index(client) if client in clients else len(clients),
-        client,
-    )
+def dimensions_of(row: dict) -> tuple[str, ...]:
+    """(protocol, auth, client, checksum) of a measurement row, a missing one at its default."""
+    defaults = DIMENSION_DEFAULTS.items()
+    return (row["protocol"], *(row.get(name) or default for name, default in defaults))
 
 
-def dimension_label(protocol: str, auth: str, client: str) -> str:
-    """'https' for the defaults, else 'https, token, gfal2' (only what differs)."""
-    extra = [value for value, default in ((auth, "x509"), (client, "native")) if value != default]
+def dimension_order(protocol: str, *dimensions: str) -> tuple:
+    """Sort key of (protocol, auth, client, checksum): by protocol, then each dimension's
+    values in the order of its choices (the default first), unknown ones after them."""
+    key: list = [protocol]
+    for value, choices in zip(dimensions, DIMENSION_CHOICES.values(), strict=False):
+        values = choices.values
+        key += [values.index(value) if value in values else len(values), value]
+    return tuple(key)
+
+
+def dimension_label(protocol: str, *dimensions: str) -> str:
+    """'https' for the defaults, else 'https, token, gfal2, adler32' (only what differs)."""
+    extra = [
+        value
+        for value, default in zip(dimensions, DIMENSION_DEFAULTS.values(), strict=False)
+        if value != default
+    ]
     return ", ".join([protocol, *extra])
 
 
 def phases_figure(measurements: list[dict]) -> dict | None:
-    """Where the time goes: per (protocol, auth, client), the median seconds of each phase
-    over the successful transfers of `measurements` (rows with transfers), stacked in the
-    order the phases happen. None when no transfer recorded phases."""
-    groups: dict[tuple[str, str, str], list[dict]] = defaultdict(list)
+    """Where the time goes: per (protocol, auth, client, checksum), the median seconds of each
+    phase over the successful transfers of `measurements` (rows with transfers), stacked in
+    the order the phases happen. None when no transfer recorded phases."""
+    groups: dict[tuple[str, ...], list[dict]] = defaultdict(list)
     for m in measurements:
-        key = (m["protocol"], m.get("auth") or "x509", m.get("client") or "native")
-        groups[key].extend(
+        groups[dimensions_of(m)].extend(
             t["phases"]
             for t in m.get("transfers") or []
             if t["outcome"] == "success" and t.get("phases")

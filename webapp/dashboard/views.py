@@ -15,16 +15,26 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_safe
 
 from webapp.dashboard import plots
+from webapp.dashboard.dimensions import (
+    chosen_dimensions,
+    dimension_filters,
+    dimension_links,
+    dimensions_text,
+    measured_values,
+    not_default,
+)
 from webapp.dashboard.grid import grid_page_data
 from webapp.dashboard.history import (
     RECENT_MEASUREMENTS,
+    checksum_costs,
     latest_per_check,
     recent_measurements,
     with_link_fraction,
     with_phase_summaries,
 )
 from webapp.dashboard.notes import buffer_note_context
-from webapp.results.choices import Auth, Client, Protocol
+from webapp.results.choices import Protocol
+from webapp.results.grid.queries import grid_dimensions
 from webapp.results.selectors.aggregates import stream_comparison, throughput_vs_latency
 from webapp.results.selectors.baselines import pair_baselines
 from webapp.results.selectors.campaigns import latest_campaign
@@ -88,46 +98,29 @@ def _choice(request: HttpRequest, name: str, choices: tuple, default):
     return default
 
 
-def _dimension_links(request: HttpRequest, name: str, values: list[str], current: str) -> list:
-    """Links to the grid of each measured value of one dimension (auth or client)."""
-    links = []
-    for value in values:
-        query = request.GET.copy()
-        query[name] = value
-        links.append({"label": value, "query": query.urlencode(), "current": value == current})
-    return links
-
-
 @require_safe
 def grid_page(request: HttpRequest) -> HttpResponse:
     window, error = _window(request, "latest")
-    auth = _choice(request, "auth", tuple(Auth.values), Auth.X509)
-    client = _choice(request, "client", tuple(Client.values), Client.NATIVE)
+    dimensions = chosen_dimensions(request)
     context: dict = {
         "nav": "grid",
         "window": window,
         "window_links": _window_links(request, window),
-        "auth": auth,
-        "client": client,
+        **dimensions,
+        "shown": dimensions_text(dimensions),
         "error": error,
         "sections": [],
     }
     if error:
         context["empty"] = not measurements_exist()
         return render(request, "dashboard/grid.html", context, status=400)
-    # One grid per protocol with results of (auth, client); none measured: an empty database.
-    page = grid_page_data(window=window, auth=auth, client=client)
+    # One grid per protocol with results of these dimensions; none measured: an empty database.
+    page = grid_page_data(window=window, **dimensions)
     sections = page.sections
     context["empty"] = not page.auths
     # Choices only where there is a choice (or the one asked for is not the one measured).
-    context["dimensions"] = [
-        {"name": name, "label": label, "links": _dimension_links(request, name, values, current)}
-        for name, label, values, current in (
-            ("auth", "Authorization", page.auths, auth),
-            ("client", "Client", page.clients, client),
-        )
-        if values and values != [current]
-    ]
+    measured = {"auth": page.auths, "client": page.clients, "checksum": page.checksums}
+    context["dimensions"] = dimension_links(request, measured, dimensions)
     if sections:
         context["sections"] = sections
         context["window_has_data"] = any(s.n_measured for s in sections)
@@ -178,6 +171,7 @@ def pair_page(request: HttpRequest, src: str, dst: str) -> HttpResponse:
     measured = pair_measurements(src=src, dst=dst, ids=ids) if ids else []
     query = {"src": src, "dst": dst, "since": since.isoformat(timespec="seconds")}
     latest = with_phase_summaries(with_link_fraction(latest, baselines), measured)
+    latest_measured = [m for m in measured if m["id"] in latest_ids]
     context = {
         "nav": "grid",
         "src": src,
@@ -191,7 +185,8 @@ def pair_page(request: HttpRequest, src: str, dst: str) -> HttpResponse:
         # baseline below what the transfers themselves carried.
         "above_link": any(row["above_link"] for row in latest),
         "makespan_above_link": any(row["makespan_above_link"] for row in latest),
-        "phases_figure": plots.phases_figure([m for m in measured if m["id"] in latest_ids]),
+        "phases_figure": plots.phases_figure(latest_measured),
+        "checksum_costs": checksum_costs(latest_measured),
         "baselines": baselines,
         "recent": recent_measurements([m for m in measured if m["id"] in recent_ids]),
         "csv_url": f"{MEASUREMENTS_API}?{urlencode({**query, 'format': 'csv'})}",
@@ -202,11 +197,25 @@ def pair_page(request: HttpRequest, src: str, dst: str) -> HttpResponse:
     return render(request, "dashboard/pair.html", context)
 
 
+def _plot_dimensions(request: HttpRequest) -> tuple[dict[str, str], dict]:
+    """A plot page's dimensions (auth, client, checksum) and what its template shows of
+    them: a select for each with a choice, the shown ones in words, whether anything was
+    measured (one query, the measured combinations, for all three)."""
+    dimensions = chosen_dimensions(request)
+    combinations = grid_dimensions()
+    return dimensions, {
+        "dimension_filters": dimension_filters(measured_values(combinations), dimensions),
+        "shown": dimensions_text(dimensions),
+        "empty": not combinations,
+    }
+
+
 @require_safe
 def latency_page(request: HttpRequest) -> HttpResponse:
     protocol = _choice(request, "protocol", PROTOCOLS, "")
     streams = _streams(request)
     window, error = _window(request, "20d")
+    dimensions, dimension_context = _plot_dimensions(request)
     context: dict = {
         "nav": "latency",
         "protocol": protocol,
@@ -216,24 +225,26 @@ def latency_page(request: HttpRequest) -> HttpResponse:
         "window": window,
         "windows": WINDOWS,
         "error": error,
-        "empty": not measurements_exist(),
+        **dimension_context,
     }
     if error:
         return render(request, "dashboard/latency.html", context, status=400)
     shown = [protocol] if protocol else list(PROTOCOLS)
-    result = throughput_vs_latency(protocol=protocol or None, streams=streams, window=window)
+    result = throughput_vs_latency(
+        protocol=protocol or None, streams=streams, window=window, **dimensions
+    )
     context["fits"] = [
         {"protocol": name, **fit, "label": plots.fit_label(fit)}
         for name, fit in result["fits"].items()
     ]
     context["figure"] = plots.latency_figure(result) if result["points"] else None
     context["buffer_note"] = buffer_note_context(
-        streams=streams, window=window, protocol=protocol or None, auth=Auth.X509,
-        client=Client.NATIVE,
-    )  # fmt: skip
+        streams=streams, window=window, protocol=protocol or None, **dimensions
+    )
     with_data = [p for p in shown if p in result["fits"]] or shown
+    params = {"streams": streams, "window": window}
     context["exports"] = _exports(
-        "/api/v1/throughput-vs-latency/", with_data, {"streams": streams, "window": window}, streams
+        "/api/v1/throughput-vs-latency/", with_data, params, streams, dimensions
     )
     return render(request, "dashboard/latency.html", context)
 
@@ -242,6 +253,7 @@ def latency_page(request: HttpRequest) -> HttpResponse:
 def streams_page(request: HttpRequest) -> HttpResponse:
     protocol = _choice(request, "protocol", PROTOCOLS, "")
     window, error = _window(request, "20d")
+    dimensions, dimension_context = _plot_dimensions(request)
     context: dict = {
         "nav": "streams",
         "protocol": protocol,
@@ -249,28 +261,39 @@ def streams_page(request: HttpRequest) -> HttpResponse:
         "window": window,
         "windows": WINDOWS,
         "error": error,
-        "empty": not measurements_exist(),
+        **dimension_context,
     }
     if error:
         return render(request, "dashboard/streams.html", context, status=400)
     shown = [protocol] if protocol else list(PROTOCOLS)
-    results = [stream_comparison(protocol=p, window=window) for p in shown]
+    results = [stream_comparison(protocol=p, window=window, **dimensions) for p in shown]
     results = [r for r in results if r.get("pairs")]
     context["results"] = results
     context["summaries"] = [plots.ratio_summary(r) for r in results]
     context["figure"] = plots.streams_figure(results) if results else None
     # One stream is what a buffer limits first: the single-stream points.
     context["buffer_note"] = buffer_note_context(
-        streams=1, window=window, protocol=protocol or None, auth=Auth.X509, client=Client.NATIVE
+        streams=1, window=window, protocol=protocol or None, **dimensions
     )
     with_data = [r["protocol"] for r in results] or shown
-    context["exports"] = _exports("/api/v1/stream-comparison/", with_data, {"window": window}, None)
+    context["exports"] = _exports(
+        "/api/v1/stream-comparison/", with_data, {"window": window}, None, dimensions
+    )
     return render(request, "dashboard/streams.html", context)
 
 
-def _exports(endpoint: str, protocols: list[str], params: dict, streams: int | None) -> list[dict]:
-    """Per protocol: the aggregate endpoint as JSON and the raw measurements behind it as CSV."""
+def _exports(
+    endpoint: str,
+    protocols: list[str],
+    params: dict,
+    streams: int | None,
+    dimensions: dict[str, str],
+) -> list[dict]:
+    """Per protocol: the aggregate endpoint as JSON (the dimensions not at their defaults
+    added) and the raw measurements behind it as CSV (every dimension: the list has no
+    defaults)."""
     window = parse_window(params["window"])
+    params = {**params, **not_default(dimensions)}
     raw_filter: dict = {"format": "csv"}
     if streams is not None:
         raw_filter["streams"] = streams
@@ -279,6 +302,7 @@ def _exports(endpoint: str, protocols: list[str], params: dict, streams: int | N
         raw_filter["since"] = since.isoformat(timespec="seconds")
     elif (campaign := latest_campaign()) is not None:
         raw_filter["campaign"] = str(campaign.uuid)
+    raw_filter.update(dimensions)
     return [
         {
             "protocol": protocol,

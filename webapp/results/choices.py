@@ -1,4 +1,5 @@
-"""The vocabularies of a measurement: protocols, authorizations, clients, outcomes, errors."""
+"""The vocabularies of a measurement: protocols, authorizations, clients, checksums, outcomes,
+errors; and the dimensions a page or an aggregate reads one value of at a time."""
 
 from django.db import models
 
@@ -21,6 +22,28 @@ class Client(models.TextChoices):
 
     NATIVE = "native", "The protocol's own tool"
     GFAL2 = "gfal2", "gfal2 (FTS's library)"
+
+
+class Checksum(models.TextChoices):
+    """The checksum step each transfer ended with (orchestrator --checksum)."""
+
+    NONE = "none", "None: the copy alone"
+    ADLER32 = "adler32", "adler32 of source and destination compared, as FTS does"
+
+
+# Besides the protocol, what a measurement is of: the grids, plots and aggregates read one
+# value of each at a time, these defaults unless asked (so figures without them stay as
+# they were), in this order in labels and query strings.
+DIMENSION_DEFAULTS: dict[str, str] = {
+    "auth": Auth.X509.value,
+    "client": Client.NATIVE.value,
+    "checksum": Checksum.NONE.value,
+}
+DIMENSION_CHOICES: dict[str, type[models.TextChoices]] = {
+    "auth": Auth,
+    "client": Client,
+    "checksum": Checksum,
+}
 
 
 class Trigger(models.TextChoices):
@@ -50,6 +73,8 @@ class ErrorClass(models.TextChoices):
     REMOTE_FAILURE = "remote-failure", "Remote failure"
     TIMEOUT = "timeout", "Timeout"
     KILLED = "killed", "Killed"
+    # The copy completed, but the source's and the destination's digests differ.
+    CHECKSUM_MISMATCH = "checksum-mismatch", "Checksum mismatch"
 
 
 class PrelimKind(models.TextChoices):

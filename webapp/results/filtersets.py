@@ -8,7 +8,15 @@ from django_filters.fields import IsoDateTimeField
 from drf_spectacular.utils import extend_schema_field
 
 from webapp.results.api.serializers import MAX_STREAMS
-from webapp.results.choices import Auth, CampaignState, Client, PrelimKind, Protocol, Trigger
+from webapp.results.choices import (
+    Auth,
+    CampaignState,
+    Checksum,
+    Client,
+    PrelimKind,
+    Protocol,
+    Trigger,
+)
 from webapp.results.models import Baseline, Campaign, Measurement, Node, PrelimRun
 
 
@@ -61,6 +69,9 @@ class MeasurementFilterSet(PairFilterSet):
         choices=Auth.choices, help_text="How the transfers were authorized"
     )
     client = django_filters.ChoiceFilter(choices=Client.choices, help_text="What drove the copies")
+    checksum = django_filters.ChoiceFilter(
+        choices=Checksum.choices, help_text="The checksum step each transfer ended with"
+    )
     streams = StreamsFilter(field_name="streams")
 
     class Meta:
@@ -71,6 +82,7 @@ class MeasurementFilterSet(PairFilterSet):
             "protocol",
             "auth",
             "client",
+            "checksum",
             "streams",
             "since",
             "until",

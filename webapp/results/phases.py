@@ -8,9 +8,14 @@ import re
 import statistics
 from collections.abc import Iterable
 
-PHASE_ORDER = ("connect", "handshake", "request", "streaming", "poll", "close")
-# Setup: request to first progress, the phases before `streaming`.
+PHASE_ORDER = (
+    "authorize", "connect", "handshake", "request", "streaming", "poll", "close", "checksum",
+)  # fmt: skip
+# Setup: request to first progress, the phases before `streaming` (`authorize`, asking the
+# other server for a macaroon, among them). `checksum`, the digests compared once the copy is
+# done, comes after the copy (docs/measurements.md).
 SETUP_PHASES = PHASE_ORDER[: PHASE_ORDER.index("streaming")]
+CHECKSUM_PHASE = "checksum"
 PHASE_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 MAX_PHASES = 16
 # Phases may exceed the duration by rounding: 5% of it plus this many seconds.

@@ -1,10 +1,10 @@
 """The aggregate answers' shapes (throughput versus latency, stream comparison, MaDDash)
-and their query parameters: a window and the authorization and client to read."""
+and their query parameters: a window and the authorization, client and checksum to read."""
 
 from rest_framework import serializers
 
 from webapp.results.api.serializers import MAX_STREAMS
-from webapp.results.choices import Auth, Client, Protocol
+from webapp.results.choices import Auth, Checksum, Client, Protocol
 from webapp.results.windows import WINDOW_PATTERN, WINDOW_SYNTAX, parse_window
 
 
@@ -25,13 +25,19 @@ class WindowQuerySerializer(serializers.Serializer):
 
 
 class DimensionsQuerySerializer(serializers.Serializer):
-    """Which measurements an aggregate reads: by authorization and client (one of each)."""
+    """Which measurements an aggregate reads: by authorization, client and checksum (one of
+    each)."""
 
     auth = serializers.ChoiceField(
         choices=Auth.choices, default=Auth.X509, help_text="How the transfers were authorized"
     )
     client = serializers.ChoiceField(
         choices=Client.choices, default=Client.NATIVE, help_text="What drove the copies"
+    )
+    checksum = serializers.ChoiceField(
+        choices=Checksum.choices,
+        default=Checksum.NONE,
+        help_text="The checksum step each transfer ended with",
     )
 
 
@@ -68,6 +74,7 @@ class ThroughputVsLatencySerializer(serializers.Serializer):
     protocol = serializers.CharField(allow_null=True)
     auth = serializers.CharField()
     client = serializers.CharField()
+    checksum = serializers.CharField()
     streams = serializers.IntegerField(allow_null=True)
     window = serializers.CharField()
     points = LatencyPointSerializer(many=True)
@@ -87,6 +94,7 @@ class StreamComparisonSerializer(serializers.Serializer):
     protocol = serializers.CharField()
     auth = serializers.CharField()
     client = serializers.CharField()
+    checksum = serializers.CharField()
     window = serializers.CharField()
     pairs = StreamPairSerializer(many=True)
 

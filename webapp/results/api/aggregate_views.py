@@ -87,12 +87,16 @@ class MaddashGridListView(APIView):
 
 
 @cached_aggregate("maddash-grid-json")
-def maddash_grid_json(*, name: str, window: str, auth: str, client: str) -> EncodedJSON:
+def maddash_grid_json(
+    *, name: str, window: str, auth: str, client: str, checksum: str
+) -> EncodedJSON:
     """maddash.grid_document() of grid `name` encoded, cached as such: a served grid is sent
     as it is, not rebuilt and encoded again (half a megabyte of JSON for 30 nodes). Its bands
     are computed here, not read from their own cache: that would be a second cache entry to
     write."""
-    bands = grid_bands.uncached(name=name, window=window, auth=auth, client=client)
+    bands = grid_bands.uncached(
+        name=name, window=window, auth=auth, client=client, checksum=checksum
+    )
     return EncodedJSON(json_bytes(maddash.grid_document(bands)))
 
 
@@ -157,5 +161,6 @@ class MaddashCheckView(MaddashResourceView):
             per_page=query["resultsPerPage"],
             auth=query["auth"],
             client=query["client"],
+            checksum=query["checksum"],
         )
         return Response(maddash.check_document(found))

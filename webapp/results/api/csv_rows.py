@@ -28,6 +28,7 @@ MEASUREMENT_COLUMNS = {
     "auth": "auth",
     "client": "client",
     "tcp_buffer_bytes": "tcp_buffer_bytes",
+    "checksum": "checksum",
 }
 TRANSFER_COLUMNS = {
     "measurement": "measurement__uuid",
@@ -47,6 +48,7 @@ TRANSFER_COLUMNS = {
     "client": "measurement__client",
     "phases": "phases",
     "streaming_gbps": "streaming_gbps",
+    "checksum": "measurement__checksum",
 }
 
 

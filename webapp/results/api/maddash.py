@@ -11,7 +11,7 @@ from urllib.parse import quote
 
 from django.utils import timezone
 
-from webapp.results.choices import Auth, Client
+from webapp.results.choices import DIMENSION_DEFAULTS, Auth, Checksum, Client
 from webapp.results.grid.bands import (
     NOT_RUN_BAND,
     Band,
@@ -24,18 +24,27 @@ from webapp.results.grid.limits import CRITICAL, STATUS_SHORT_NAMES, WARNING, ba
 from webapp.results.grid.queries import CheckHistory, UnknownGrid
 
 
-def dimensions_query(auth: str = Auth.X509, client: str = Client.NATIVE) -> str:
-    """'?auth=token&client=gfal2' for the dimensions not at their defaults; '' for none."""
-    chosen = [(k, v) for k, v, default in (("auth", auth, Auth.X509), ("client", client,
-              Client.NATIVE)) if v != default]  # fmt: skip
-    return "?" + "&".join(f"{k}={v}" for k, v in chosen) if chosen else ""
+def dimensions_query(
+    auth: str = Auth.X509, client: str = Client.NATIVE, checksum: str = Checksum.NONE
+) -> str:
+    """'?auth=token&client=gfal2&checksum=adler32' for the dimensions not at their defaults;
+    '' for none."""
+    chosen = {"auth": auth, "client": client, "checksum": checksum}
+    changed = [(k, v) for k, v in chosen.items() if v != DIMENSION_DEFAULTS[k]]
+    return "?" + "&".join(f"{k}={v}" for k, v in changed) if changed else ""
 
 
 def check_uri(
-    grid: str, row: str, col: str, check: str, auth: str = Auth.X509, client: str = Client.NATIVE
+    grid: str,
+    row: str,
+    col: str,
+    check: str,
+    auth: str = Auth.X509,
+    client: str = Client.NATIVE,
+    checksum: str = Checksum.NONE,
 ) -> str:
     parts = "/".join(quote(part, safe="") for part in (grid, row, col, check))
-    return f"/maddash/grids/{parts}{dimensions_query(auth, client)}"
+    return f"/maddash/grids/{parts}{dimensions_query(auth, client, checksum)}"
 
 
 def _check_dict(band: Band) -> dict:
@@ -73,7 +82,7 @@ class _Uris:
 
     def __init__(self, bands: GridBands) -> None:
         self.grid = "/maddash/grids/" + quote(bands.name, safe="")
-        self.query = dimensions_query(bands.auth, bands.client)
+        self.query = dimensions_query(bands.auth, bands.client, bands.checksum)
         self.quoted = [quote(n, safe="") for n in bands.names]
         self.checks = [
             (k, label, quote(label, safe=""))
@@ -156,6 +165,7 @@ def grid_document(bands: GridBands) -> dict:
         "window": bands.window,
         "auth": bands.auth,
         "client": bands.client,
+        "checksum": bands.checksum,
         "statusLabels": status_labels(bands),
         "lastUpdateTime": bands.last_update or epoch(timezone.now()),
         "columnNames": list(names),
@@ -189,6 +199,7 @@ def row_document(bands: GridBands, row: str) -> dict:
         "window": bands.window,
         "auth": bands.auth,
         "client": bands.client,
+        "checksum": bands.checksum,
         "uri": uris.row_with_query(r),
         "props": {"label": row},
         "checkNames": list(bands.check_names),
@@ -214,6 +225,7 @@ def cell_document(bands: GridBands, row: str, col: str) -> dict:
         "window": bands.window,
         "auth": bands.auth,
         "client": bands.client,
+        "checksum": bands.checksum,
         "uri": uris.cell(r, c),
         "checks": _checks(bands, uris, r, c),
     }
@@ -222,7 +234,9 @@ def cell_document(bands: GridBands, row: str, col: str) -> dict:
 def check_document(check: CheckHistory) -> dict:
     """One check of one cell with a page of its history, like MaDDash's check resource: the
     current state is the latest measurement's; history is newest first."""
-    grid, row, col, auth, client = check.grid, check.row, check.col, check.auth, check.client
+    grid, row, col = check.grid, check.row, check.col
+    dimensions = {"auth": check.auth, "client": check.client, "checksum": check.checksum}
+    changed = [v for k, v in dimensions.items() if v != DIMENSION_DEFAULTS[k]]
 
     def result(m: dict | None) -> dict:
         if m is None:
@@ -257,10 +271,9 @@ def check_document(check: CheckHistory) -> dict:
         "rowName": row,
         "colName": col,
         "checkName": label,
-        "auth": auth,
-        "client": client,
+        **dimensions,
         "description": f"{grid} third-party-copy throughput with {label}, {row} to {col}"
-        + ("" if (auth, client) == (Auth.X509, Client.NATIVE) else f" ({auth}, {client})"),
+        + (f" ({', '.join(changed)})" if changed else ""),
         "prevCheckTime": current["prevCheckTime"],
         "nextCheckTime": None,
         "status": current["status"],
@@ -273,5 +286,5 @@ def check_document(check: CheckHistory) -> dict:
         "historyPageCount": -(-check.total // check.per_page),
         "historyResultsPerPage": check.per_page,
         "history": history,
-        "uri": check_uri(grid, row, col, label, auth, client),
+        "uri": check_uri(grid, row, col, label, **dimensions),
     }

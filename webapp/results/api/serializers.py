@@ -12,7 +12,7 @@ from webapp.results.api.fields import (
     StrictIntegerField,
     StrictUUIDField,
 )
-from webapp.results.choices import Auth, Client, ErrorClass, Outcome, Protocol
+from webapp.results.choices import Auth, Checksum, Client, ErrorClass, Outcome, Protocol
 from webapp.results.models import Measurement, Node, Transfer
 from webapp.results.models.measurements import TRANSFER_FIELDS
 from webapp.results.phases import MAX_PHASES, PHASE_NAME, ordered_phases, phases_fit
@@ -95,8 +95,8 @@ class TransferInSerializer(serializers.Serializer):
     phases = PhasesField(
         required=False,
         default=dict,
-        help_text="Where the transfer's time went: phase name (connect, handshake, request, "
-        "streaming, poll, close) -> seconds; they add up to its duration.",
+        help_text="Where the transfer's time went: phase name (authorize, connect, handshake, "
+        "request, streaming, poll, close, checksum) -> seconds; they add up to its duration.",
     )
     streaming_gbps = StrictFloatField(
         min_value=0,
@@ -146,6 +146,13 @@ class MeasurementInSerializer(serializers.Serializer):
         required=False,
         default=Client.NATIVE,
         help_text="What drove the copies (default native: the protocol's own tool).",
+    )
+    checksum = serializers.ChoiceField(
+        choices=Checksum.choices,
+        required=False,
+        default=Checksum.NONE,
+        help_text="The checksum step each transfer ended with (default none; adler32: both "
+        "servers' digests asked and compared, the phase 'checksum').",
     )
     streams = StrictIntegerField(min_value=1, max_value=MAX_STREAMS)
     file_size = StrictIntegerField(min_value=1, max_value=MAX_BYTES)
@@ -276,6 +283,7 @@ class MeasurementSerializer(serializers.ModelSerializer):
             "protocol",
             "auth",
             "client",
+            "checksum",
             "streams",
             "transfer_count",
             "file_size",

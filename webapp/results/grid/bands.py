@@ -55,9 +55,11 @@ class GridBands:
     failing: list[tuple[str, str]]  # (direction, node) all of whose bands are CRITICAL
     # The grid page's window 'latest': the campaign it shows (None: no campaign, or not asked).
     campaign: CampaignStart | None = None
-    # The measurements it shows: how their transfers were authorized, what drove them.
+    # The measurements it shows: how their transfers were authorized, what drove them, the
+    # checksum step they ended with.
     auth: str = "x509"
     client: str = "native"
+    checksum: str = "none"
 
 
 def assemble_grid(
@@ -73,6 +75,7 @@ def assemble_grid(
     campaign: CampaignStart | None = None,
     auth: str = "x509",
     client: str = "native",
+    checksum: str = "none",
 ) -> GridBands:
     streams = sorted({row[3] for row in rows} or DEFAULT_STREAM_SETTINGS, reverse=True)
     position = {node_id: i for i, (node_id, _) in enumerate(nodes)}
@@ -128,6 +131,7 @@ def assemble_grid(
         campaign=campaign,
         auth=auth,
         client=client,
+        checksum=checksum,
     )
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from django.db.models import Avg, Count, Max, Q, QuerySet, Subquery, Sum
 
 from webapp.results.cache import cached_aggregate
-from webapp.results.choices import Auth, Client, Outcome, Protocol
+from webapp.results.choices import Auth, Checksum, Client, Outcome, Protocol
 from webapp.results.compiled_sql import compiled_query
 from webapp.results.grid.bands import GridBands, assemble_grid
 from webapp.results.grid.limits import Limits, Resolver, resolvers_from
@@ -33,11 +33,11 @@ def parse_check_name(check: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
-Dimensions = tuple[str, str, str]  # (protocol, auth, client)
+Dimensions = tuple[str, str, str, str]  # (protocol, auth, client, checksum)
 
 
 def grid_dimensions() -> set[Dimensions]:
-    """The (protocol, auth, client) combinations that have at least one measurement.
+    """The (protocol, auth, client, checksum) combinations that have at least one measurement.
 
     One query: the rows whose id is the first of each combination's (a LIMIT 1 lookup each
     in the index keyed on them).
@@ -45,10 +45,13 @@ def grid_dimensions() -> set[Dimensions]:
     return set(_first_of_each_combination())
 
 
-def grid_names(*, auth: str = Auth.X509, client: str = Client.NATIVE) -> list[str]:
-    """Protocols that have at least one measurement with this authorization and client, in
-    the order of Protocol (https first)."""
-    found = {protocol for protocol, a, c in grid_dimensions() if (a, c) == (auth, client)}
+def grid_names(
+    *, auth: str = Auth.X509, client: str = Client.NATIVE, checksum: str = Checksum.NONE
+) -> list[str]:
+    """Protocols that have at least one measurement with this authorization, client and
+    checksum, in the order of Protocol (https first)."""
+    chosen = (auth, client, checksum)
+    found = {protocol for protocol, *dimensions in grid_dimensions() if tuple(dimensions) == chosen}
     return [p for p in Protocol.values if p in found]
 
 
@@ -58,9 +61,16 @@ def _first_of_each_combination() -> QuerySet:
     for protocol in Protocol.values:
         for auth in Auth.values:
             for client in Client.values:
-                first = Measurement.objects.filter(protocol=protocol, auth=auth, client=client)
-                firsts |= Q(pk=Subquery(first.order_by().values("pk")[:1]))
-    return Measurement.objects.filter(firsts).order_by().values_list("protocol", "auth", "client")
+                for checksum in Checksum.values:
+                    first = Measurement.objects.filter(
+                        protocol=protocol, auth=auth, client=client, checksum=checksum
+                    )
+                    firsts |= Q(pk=Subquery(first.order_by().values("pk")[:1]))
+    return (
+        Measurement.objects.filter(firsts)
+        .order_by()
+        .values_list("protocol", "auth", "client", "checksum")
+    )
 
 
 @compiled_query
@@ -176,13 +186,14 @@ def build_bands(
     with_campaign: bool = False,
     auth: str = Auth.X509,
     client: str = Client.NATIVE,
+    checksum: str = Checksum.NONE,
 ) -> list[GridBands]:
-    """The grids of `protocols` over `window` of the measurements with this authorization
-    and client, with a fixed number of queries for all."""
+    """The grids of `protocols` over `window` of the measurements with this authorization,
+    client and checksum, with a fixed number of queries for all."""
     parsed = parse_window(window)
     lookups, campaign = _window(parsed, with_campaign=with_campaign)
-    # the authorization and client are lookups like the window's: one hashable key
-    filters = (*lookups, ("auth", auth), ("client", client))
+    # the dimensions are lookups like the window's: one hashable key
+    filters = (*lookups, ("auth", auth), ("client", client), ("checksum", checksum))
     rows = _cell_aggregates(filters, tuple(protocols)) if protocols else []
     all_failed = {row[:4] for row in rows if row[5] == 0 and row[6] > 0}
     reasons = _failure_reasons(filters, all_failed) if all_failed else {}
@@ -203,6 +214,7 @@ def build_bands(
             campaign=campaign,
             auth=auth,
             client=client,
+            checksum=checksum,
         )
         for protocol in protocols
     ]
@@ -210,24 +222,34 @@ def build_bands(
 
 @cached_aggregate("maddash-bands")
 def grid_bands(
-    *, name: str, window: str = "latest", auth: str = Auth.X509, client: str = Client.NATIVE
+    *,
+    name: str,
+    window: str = "latest",
+    auth: str = Auth.X509,
+    client: str = Client.NATIVE,
+    checksum: str = Checksum.NONE,
 ) -> GridBands:
     """The bands of grid `name` over `window`; raises UnknownGrid or ValueError (window)."""
     if name not in Protocol.values:
         raise UnknownGrid(
             f"no grid named {name!r}; grids are named by protocol: " + ", ".join(Protocol.values)
         )
-    return build_bands([name], window, auth=auth, client=client)[0]
+    return build_bands([name], window, auth=auth, client=client, checksum=checksum)[0]
 
 
 def all_grid_bands(
-    *, window: str = "latest", auth: str = Auth.X509, client: str = Client.NATIVE
+    *,
+    window: str = "latest",
+    auth: str = Auth.X509,
+    client: str = Client.NATIVE,
+    checksum: str = Checksum.NONE,
 ) -> list[GridBands]:
-    """Every grid with results of this authorization and client (grid_names) over `window`:
+    """Every grid with results of these dimensions (grid_names) over `window`:
     the grid page's data (the page caches what it builds from them). Over 'latest', each also
     holds the start of the latest campaign (`campaign`), which the page shows."""
-    names = grid_names(auth=auth, client=client)
-    return build_bands(names, window, with_campaign=True, auth=auth, client=client)
+    dimensions = {"auth": auth, "client": client, "checksum": checksum}
+    names = grid_names(**dimensions)
+    return build_bands(names, window, with_campaign=True, **dimensions)
 
 
 # A check's measurements as its history shows them.
@@ -252,6 +274,7 @@ class CheckHistory:
     streams: int
     auth: str
     client: str
+    checksum: str
     total: int  # measurements of the check, every page
     per_page: int
     page: list[dict]  # CHECK_FIELDS of the page's measurements
@@ -280,6 +303,7 @@ def check_history(
     per_page: int = 10,
     auth: str = Auth.X509,
     client: str = Client.NATIVE,
+    checksum: str = Checksum.NONE,
 ) -> CheckHistory:
     """Check `check` ('8 streams') of cell `row` -> `col` of grid `grid` with the measurements
     of page `page`. Raises UnknownGrid when the grid, a node or the check does not exist."""
@@ -295,6 +319,7 @@ def check_history(
         protocol=grid,
         auth=auth,
         client=client,
+        checksum=checksum,
         src_id=nodes[row],
         dst_id=nodes[col],
         streams=streams,
@@ -310,6 +335,7 @@ def check_history(
         streams=streams,
         auth=auth,
         client=client,
+        checksum=checksum,
         total=total,
         per_page=per_page,
         page=chosen,

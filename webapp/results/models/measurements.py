@@ -8,6 +8,7 @@ from django.db.models import F, Q
 from webapp.results.choices import (
     Auth,
     CampaignState,
+    Checksum,
     Client,
     ErrorClass,
     Outcome,
@@ -92,9 +93,12 @@ class Measurement(models.Model):
     src = models.ForeignKey(Node, on_delete=models.PROTECT, related_name="measurements_as_src")
     dst = models.ForeignKey(Node, on_delete=models.PROTECT, related_name="measurements_as_dst")
     protocol = models.CharField(max_length=16, choices=Protocol.choices)
-    # Dimensions of a measurement like the protocol: the grid shows one (auth, client) at a time.
+    # Dimensions of a measurement like the protocol: the grid shows one (auth, client,
+    # checksum) at a time.
     auth = models.CharField(max_length=16, choices=Auth.choices, default=Auth.X509)
     client = models.CharField(max_length=16, choices=Client.choices, default=Client.NATIVE)
+    # Whether each transfer ended with the checksum step (phase "checksum") and with which.
+    checksum = models.CharField(max_length=16, choices=Checksum.choices, default=Checksum.NONE)
     streams = models.PositiveIntegerField()
     # K; the name "transfers" is the related manager of Transfer rows.
     transfer_count = models.PositiveIntegerField()
@@ -140,14 +144,14 @@ class Measurement(models.Model):
         ]
         indexes = [
             # Windowed aggregates (grid, latency plot, stream comparison) scan only this index;
-            # they read one (auth, client) at a time, so those are keys before the time.
+            # they read one (auth, client, checksum) at a time, so those are keys before the time.
             models.Index(
-                fields=["protocol", "auth", "client", "started"],
+                fields=["protocol", "auth", "client", "checksum", "started"],
                 name="measurement_protocol_started",
                 include=AGGREGATED_COLUMNS,
             ),
             models.Index(
-                fields=["campaign", "protocol", "auth", "client"],
+                fields=["campaign", "protocol", "auth", "client", "checksum"],
                 name="measurement_campaign_protocol",
                 include=AGGREGATED_COLUMNS,
             ),
@@ -185,7 +189,7 @@ class Transfer(models.Model):
     end = models.DateTimeField()
     bytes = models.BigIntegerField()
     outcome = models.CharField(max_length=16, choices=Outcome.choices)
-    error_class = models.CharField(max_length=16, choices=ErrorClass.choices, null=True, blank=True)
+    error_class = models.CharField(max_length=32, choices=ErrorClass.choices, null=True, blank=True)
     message = models.TextField(blank=True, default="")
     # Where its time went (docs/measurements.md): phase name -> seconds, adding up to its
     # duration; and the rate after the first progress (null: no progress seen).

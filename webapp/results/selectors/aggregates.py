@@ -9,7 +9,7 @@ from operator import itemgetter
 from django.db.models import Avg, Count, QuerySet
 
 from webapp.results.cache import cached_aggregate
-from webapp.results.choices import Auth, Client
+from webapp.results.choices import Auth, Checksum, Client
 from webapp.results.compiled_sql import compiled_query
 from webapp.results.models import Measurement
 from webapp.results.selectors.measurements import (
@@ -82,6 +82,7 @@ def throughput_vs_latency(
     window: str,
     auth: str = Auth.X509,
     client: str = Client.NATIVE,
+    checksum: str = Checksum.NONE,
     campaigns: tuple[str, ...] = (),
 ) -> dict:
     """Per (pair, protocol): mean RTT and mean throughput over the window, and a fit per protocol.
@@ -90,7 +91,7 @@ def throughput_vs_latency(
     measurements with a throughput went into its mean. `campaigns` (uuids): only theirs.
     """
     parsed = parse_window(window)
-    dimensions = {"auth": auth, "client": client}
+    dimensions = {"auth": auth, "client": client, "checksum": checksum}
     rows = _latency_rows(parsed, protocol, streams, dimensions, campaigns)
     rows.sort(key=itemgetter(2, 0, 1))  # by protocol, src, dst: tuples sort faster than dicts
     points = [
@@ -112,6 +113,7 @@ def throughput_vs_latency(
         "protocol": protocol,
         "auth": auth,
         "client": client,
+        "checksum": checksum,
         "streams": streams,
         "window": parsed.label,
         "points": points,
@@ -150,13 +152,14 @@ def stream_comparison(
     window: str,
     auth: str = Auth.X509,
     client: str = Client.NATIVE,
+    checksum: str = Checksum.NONE,
     campaigns: tuple[str, ...] = (),
 ) -> dict:
     """Per pair: mean throughput with 1 stream vs with the highest stream setting above 1
     (`campaigns`, uuids: only theirs)."""
     parsed = parse_window(window)
     pairs: dict[tuple[str, str], dict] = {}
-    dimensions = {"auth": auth, "client": client}
+    dimensions = {"auth": auth, "client": client, "checksum": checksum}
     for src, dst, streams, throughput in _stream_rows(parsed, protocol, dimensions, campaigns):
         key = (src, dst)
         pair = pairs.get(key)
@@ -180,6 +183,7 @@ def stream_comparison(
         "protocol": protocol,
         "auth": auth,
         "client": client,
+        "checksum": checksum,
         "window": parsed.label,
         "pairs": [pairs[key] for key in sorted(pairs)],
     }

@@ -14,7 +14,7 @@ The bound uses the whole buffer, so a pair flagged here is certainly limited.
 from django.db.models import Avg, Max, QuerySet
 
 from webapp.results.cache import cached_aggregate
-from webapp.results.choices import Auth, Client
+from webapp.results.choices import Auth, Checksum, Client
 from webapp.results.compiled_sql import compiled_query
 from webapp.results.models import Measurement, Node
 from webapp.results.selectors.measurements import dimension_lookups, window_lookups
@@ -70,6 +70,7 @@ def buffer_limits(
     protocol: str | None = None,
     auth: str = Auth.X509,
     client: str = Client.NATIVE,
+    checksum: str = Checksum.NONE,
 ) -> dict:
     """The (pair, protocol)s whose `streams`-stream measurements the TCP buffer limits.
 
@@ -79,7 +80,7 @@ def buffer_limits(
     """
     parsed = parse_window(window)
     lookups = tuple(window_lookups(parsed).items()) + dimension_lookups(
-        {"auth": auth, "client": client}
+        {"auth": auth, "client": client, "checksum": checksum}
     )
     rows = _setting_rows(lookups, protocol)
     nodes = {node_id: (name, link) for node_id, name, link in _nodes()}

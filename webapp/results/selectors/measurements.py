@@ -1,12 +1,12 @@
-"""Which measurements a read takes: a window's filter, the authorization and client, and the
-node names the aggregates are grouped by (as ids)."""
+"""Which measurements a read takes: a window's filter, the dimensions (authorization, client,
+checksum), and the node names the aggregates are grouped by (as ids)."""
 
 from datetime import datetime
 
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from webapp.results.choices import Auth, Client
+from webapp.results.choices import DIMENSION_DEFAULTS
 from webapp.results.compiled_sql import compiled_query
 from webapp.results.models import Measurement, Node
 from webapp.results.selectors.campaigns import latest_campaign_id
@@ -40,8 +40,9 @@ def node_names_by_id() -> dict[int, str]:
 
 
 def dimension_lookups(dimensions: dict[str, str] | None) -> tuple[tuple[str, str], ...]:
-    """The authorization and client to read (x509 and native unless asked), as lookups."""
-    chosen = {"auth": Auth.X509, "client": Client.NATIVE, **(dimensions or {})}
+    """The authorization, client and checksum to read (x509, native and none unless asked),
+    as lookups."""
+    chosen = {**DIMENSION_DEFAULTS, **(dimensions or {})}
     return tuple(sorted(chosen.items()))
 
 

@@ -4,19 +4,20 @@ with a 95% bootstrap confidence interval (`python webapp/manage.py paper_report`
 Measurements count when they have a throughput (at least one transfer succeeded), as on the
 dashboard's pages. Paired comparisons are made within a cell, so that what differs between
 the two sides is what is compared, not the pair, the campaign or the time of day:
-1. HTTPS-TPC versus GridFTP: cells (campaign, ordered pair, streams, auth, client) with both
-   protocols; ours = mean HTTPS / mean GridFTP over the cells, resampling cells. Paper: 1.20.
-2. One stream versus eight, per protocol: cells (campaign, pair, protocol, auth, client) with
-   1 and 8 streams; ours = mean single / mean multi. Paper: at least 1.
-3. Latency sensitivity at 8 streams (X.509, native clients): Figure 7's points, per pair and
-   protocol the mean RTT and mean throughput; per protocol the least-squares slope of
-   throughput against RTT, absolute (Gbit/s per ms) and relative to the protocol's mean
-   throughput (the fraction it loses per 10 ms); ours = HTTPS-TPC's relative slope minus
-   GridFTP's (percentage points per 10 ms), resampling the pairs both measured. Paper: the
-   same slope (a difference of 0; a ratio would be undefined near a flat slope). The
-   verdict uses the relative slopes: a protocol 20% faster everywhere has a 20% steeper
-   absolute slope and is no more sensitive to latency; the absolute slopes and their ratio
-   are reported beside.
+1. HTTPS-TPC versus GridFTP: cells (campaign, ordered pair, streams, auth, client, checksum)
+   with both protocols; ours = mean HTTPS / mean GridFTP over the cells, resampling cells.
+   Paper: 1.20.
+2. One stream versus eight, per protocol: cells (campaign, pair, protocol, auth, client,
+   checksum) with 1 and 8 streams; ours = mean single / mean multi. Paper: at least 1.
+3. Latency sensitivity at 8 streams (X.509, native clients, no checksum step): Figure 7's
+   points, per pair and protocol the mean RTT and mean throughput; per protocol the
+   least-squares slope of throughput against RTT, absolute (Gbit/s per ms) and relative to
+   the protocol's mean throughput (the fraction it loses per 10 ms); ours = HTTPS-TPC's
+   relative slope minus GridFTP's (percentage points per 10 ms), resampling the pairs both
+   measured. Paper: the same slope (a difference of 0; a ratio would be undefined near a
+   flat slope). The verdict uses the relative slopes: a protocol 20% faster everywhere has
+   a 20% steeper absolute slope and is no more sensitive to latency; the absolute slopes
+   and their ratio are reported beside.
 Measurements outside a campaign join no cell of 1 and 2; every one counts in 3.
 """
 
@@ -53,6 +54,7 @@ class Row:
     streams: int
     auth: str
     client: str
+    checksum: str
     throughput_gbps: float
     rtt_ms: float | None
 
@@ -104,7 +106,7 @@ def measurement_rows(campaigns: tuple[str, ...] = ()) -> list[Row]:
     if campaigns:
         queryset = queryset.filter(campaign__uuid__in=campaigns)
     columns = ("campaign_id", "src_id", "dst_id", "protocol", "streams", "auth", "client",
-               "throughput_gbps", "rtt_ms")  # fmt: skip
+               "checksum", "throughput_gbps", "rtt_ms")  # fmt: skip
     return [Row(*values) for values in queryset.order_by().values_list(*columns)]
 
 
@@ -125,7 +127,7 @@ def https_versus_gridftp(rows: list[Row]) -> Finding:
     cells: dict[tuple, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for r in rows:
         if r.campaign is not None and r.protocol in (Protocol.HTTPS, Protocol.GRIDFTP):
-            key = (r.campaign, r.src, r.dst, r.streams, r.auth, r.client)
+            key = (r.campaign, r.src, r.dst, r.streams, r.auth, r.client, r.checksum)
             cells[key][r.protocol].append(r.throughput_gbps)
     both = [c for c in cells.values() if len(c) == 2]
     samples = ([fmean(c[Protocol.HTTPS]) for c in both], [fmean(c[Protocol.GRIDFTP]) for c in both])
@@ -143,7 +145,7 @@ def single_versus_multi(rows: list[Row], protocol: str) -> Finding:
     cells: dict[tuple, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     for r in rows:
         if r.campaign is not None and r.protocol == protocol and r.streams in (SINGLE, MULTI):
-            key = (r.campaign, r.src, r.dst, r.auth, r.client)
+            key = (r.campaign, r.src, r.dst, r.auth, r.client, r.checksum)
             cells[key][r.streams].append(r.throughput_gbps)
     both = [c for c in cells.values() if len(c) == 2]
     samples = ([fmean(c[SINGLE]) for c in both], [fmean(c[MULTI]) for c in both])
@@ -156,7 +158,8 @@ def single_versus_multi(rows: list[Row], protocol: str) -> Finding:
 
 def _pair_points(campaigns: tuple[str, ...]) -> dict[tuple[str, str], dict[str, tuple]]:
     """Figure 7's points, from the latency page's own selector: per pair at 8 streams (X.509,
-    native) and protocol, the mean RTT and the mean throughput of its measurements."""
+    native, no checksum step) and protocol, the mean RTT and the mean throughput of its
+    measurements."""
     found = throughput_vs_latency(
         protocol=None, streams=MULTI, window=EVERYTHING, campaigns=campaigns
     )

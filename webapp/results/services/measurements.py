@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from django.db import IntegrityError, transaction
 
 from webapp.results.cache import data_changed
-from webapp.results.choices import Auth, Client, Outcome
+from webapp.results.choices import Auth, Checksum, Client, Outcome
 from webapp.results.models import Campaign, Measurement, Node, Transfer
 from webapp.results.services.campaigns import campaigns_ensure
 from webapp.results.services.nodes import node_links_update, nodes_ensure
@@ -106,6 +106,8 @@ def payload_fingerprint(payload: dict) -> str:
         canonical["auth"] = payload["auth"]
     if payload.get("client", Client.NATIVE) != Client.NATIVE:
         canonical["client"] = payload["client"]
+    if payload.get("checksum", Checksum.NONE) != Checksum.NONE:
+        canonical["checksum"] = payload["checksum"]
     text = json.dumps(canonical, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -135,6 +137,7 @@ def _build(
         protocol=payload["protocol"],
         auth=payload.get("auth") or Auth.X509,
         client=payload.get("client") or Client.NATIVE,
+        checksum=payload.get("checksum") or Checksum.NONE,
         streams=payload["streams"],
         transfer_count=len(payload["transfers"]),
         file_size=payload["file_size"],
