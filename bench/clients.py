@@ -10,11 +10,14 @@ copies of one file from lab-1 to lab-2 with S streams — is driven, per protoco
 interleaved (the order rotates each repetition), REPS times. Printed per protocol: the
 median throughput of each (the paper's K*S*8/mean duration), the median seconds per copy,
 the medians and ranges of the per-repetition ratios gfal2/native and bare/native, and the
-CPU seconds the driving process and its children spent per measurement.
+CPU seconds the driving process and its children spent per measurement. Then, on the same
+lab, the checksum step's cost (bench/checksum_cost.py): checksum off and on side by side, per
+protocol and client, at each of --checksum-sizes.
 
     .venv/bin/python bench/clients.py [--reps 5] [--transfers 2] [--streams 2]
                                       [--file-size 256MiB] [--rate-gbit 2]
                                       [--protocols https,root,gridftp]
+                                      [--checksum-sizes 16MiB,1GiB]
 
 The lab is started and stopped here (prefix `tpcgb`, subnet 10.99.155+, unless
 TPCBENCH_LAB_PREFIX / TPCBENCH_LAB_SUBNET_OFFSET say otherwise). There is no target
@@ -34,6 +37,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from checksum_cost import DEFAULT_SIZES, bench_checksum, parse_sizes, report_checksum
 from side_by_side import (
     bench_network,
     check_protocol_bench_args,
@@ -161,13 +165,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         __doc__.split("\n\n")[0], f"Needs root (network namespaces), {', '.join(programs)}."
     )
     parser.add_argument("--streams", type=int, default=2, help="streams per copy, 1-15 (default 2)")
+    parser.add_argument(
+        "--checksum-sizes",
+        type=parse_sizes,
+        default=parse_sizes(DEFAULT_SIZES),
+        help=f"file sizes of the checksum off/on table, '' for none (default {DEFAULT_SIZES})",
+    )
     args = parser.parse_args(argv)
     check_protocol_bench_args(parser, args, programs)
     if not 1 <= args.streams <= 15:
         parser.error("--streams must be between 1 and 15 (root:// allows no more)")
     print("clients: starting a 2-node lab", file=sys.stderr)
-    cases = on_a_lab_pair("tpcbench-clients-", NETWORK, args, bench)
-    return 0 if report(cases, args) else 1
+    cases, costs = on_a_lab_pair("tpcbench-clients-", NETWORK, args, bench_both)
+    ok = report(cases, args)
+    if costs:
+        print()
+        ok = report_checksum(costs, args.reps, args.transfers, args.streams) and ok
+    return 0 if ok else 1
+
+
+def bench_both(
+    nodes: Sequence[Endpoint], creds: ClientCredentials, args: argparse.Namespace
+) -> list:
+    """The clients side by side, then the checksum step off and on, on one lab."""
+    cases = bench(nodes, creds, args)
+    costs = bench_checksum(
+        nodes, creds, args.protocols, args.checksum_sizes, args.reps, args.streams, args.transfers
+    )
+    return [cases, costs]
 
 
 if __name__ == "__main__":

@@ -267,6 +267,24 @@ def test_settings_count_the_measurements_of_a_pair() -> None:
     assert len(settings.plan(["a", "b", "c"])) == 6 * 9
 
 
+def test_checksum_is_a_dimension_each_measurement_carries(tmp_path: Path) -> None:
+    settings = CampaignSettings(
+        protocols=("https", "gridftp"), streams=(1,), checksums=("none", "adler32"), transfers=1,
+        file_size=1024,
+    )  # fmt: skip
+    assert settings.per_pair == 4
+    plan = settings.plan(["a", "b"])
+    assert [s.key for s in plan if (s.src, s.dst) == ("a", "b")] == [
+        "a->b/https/1", "a->b/https/1/adler32", "a->b/gridftp/1", "a->b/gridftp/1/adler32",
+    ]  # fmt: skip
+    result = campaign(settings, Fixed("ab"), tmp_path, measure=instant_measurement).run()
+    assert result.state == "finished"
+    assert sorted((m["protocol"], m["checksum"]) for m in result.measurements) == sorted(
+        2 * [("https", "none"), ("https", "adler32"), ("gridftp", "none"), ("gridftp", "adler32")]
+    )
+    assert journal(tmp_path, result.uuid)["checksums"] == ["none", "adler32"]
+
+
 def test_auth_and_client_are_dimensions_and_what_no_tool_can_run_is_left_out(
     tmp_path: Path,
 ) -> None:

@@ -57,6 +57,21 @@ def test_without_tokens_nothing_of_the_issuer_is_rendered(helm: Helm) -> None:
     assert not [a for a in signer["args"] if "token" in a or "issuer" in a]
 
 
+@pytest.mark.parametrize(
+    ("checksum", "expected"), [(None, "none"), ("{none,adler32}", "none,adler32"), ("null", "none")]
+)
+def test_the_checksum_dimension_reaches_the_orchestrator(
+    helm: Helm, checksum: str | None, expected: str
+) -> None:
+    """campaign.checksum becomes TPCBENCH_CHECKSUM; unset (a release from before it): none."""
+    sets = {} if checksum is None else {"campaign.checksum": checksum}
+    objects = helm.template(**sets)
+    orchestrator = named(
+        pod_spec(objects, "Deployment", "-orchestrator")["containers"], "orchestrator"
+    )
+    assert env_of(orchestrator)["TPCBENCH_CHECKSUM"] == expected
+
+
 def test_an_upgrade_that_reuses_values_from_before_campaign_auth_keeps_certificates(
     helm: Helm,
 ) -> None:

@@ -57,6 +57,7 @@ def test_the_committed_schema_is_what_the_generator_writes_from_values_yaml(
         ("webapp.updateStrategy.rollingUpdate.maxSurg=1", "Additional property maxSurg"),
         ("orchestrator.extraEnv[0].value=x", "name is required"),
         ("networkPolicy.webappFrom[0].cidr=192.0.2.0/24", "Additional property cidr"),
+        ("campaign.checksum={md5}", "campaign.checksum"),
     ],
 )
 def test_a_values_typo_is_rejected_by_the_schema(helm: Helm, setting: str, complaint: str) -> None:

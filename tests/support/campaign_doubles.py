@@ -52,5 +52,6 @@ def instant_measurement(request: MeasurementRequest, **options: Any) -> Measurem
     now, spec = datetime.now(UTC), request.spec
     return MeasurementRecord(
         str(uuid.uuid4()), options.get("campaign"), spec.src, spec.dst, spec.protocol,
-        spec.streams, 1024, None, now, now, [],
+        spec.streams, 1024, None, now, now, [], auth=spec.auth, client=spec.client,
+        checksum=spec.checksum,
     )  # fmt: skip
