@@ -73,6 +73,47 @@ def store(ingest):
     return post
 
 
+@pytest.fixture
+def checksum_payload() -> Callable[..., dict]:
+    """A payload (webapp_payloads.payload, with phases) of a measurement whose transfers
+    ended with the checksum step, as the orchestrator sends one with --checksum adler32:
+    `checksum_s` of each successful transfer's streaming is its `checksum` phase. With
+    error_class="checksum-mismatch" the failed ones copied everything and then compared
+    differing digests."""
+
+    def build(*, checksum: str = "adler32", checksum_s: float = 0.4, **kwargs) -> dict:
+        body = payload(phases=True, **kwargs)
+        body["checksum"] = checksum
+        mismatch = kwargs.get("error_class") == "checksum-mismatch"
+        file_size, seconds = body["file_size"], kwargs.get("seconds", 8.0)
+        for transfer in body["transfers"]:
+            if transfer["outcome"] == "failure" and mismatch:
+                setup = seconds / 10
+                transfer["bytes"] = file_size
+                transfer["phases"] = {"connect": setup, "streaming": seconds - setup}
+            phases = transfer["phases"]
+            if "streaming" in phases:
+                phases["streaming"] -= checksum_s
+                phases["checksum"] = checksum_s
+                transfer["streaming_gbps"] = file_size * 8 / phases["streaming"] / 1e9
+        return body
+
+    return build
+
+
+@pytest.fixture
+def ingest_checksum(reporter: APIClient, checksum_payload) -> Callable[..., dict]:
+    """POST a checksum_payload built from keyword arguments; returns it (asserts 201)."""
+
+    def post(**kwargs) -> dict:
+        body = checksum_payload(**kwargs)
+        response = reporter.post("/api/v1/measurements/", body, format="json")
+        assert response.status_code == 201, response.content
+        return body
+
+    return post
+
+
 # Debian's Chromium, never a browser downloaded by Playwright (the machines have no internet).
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [

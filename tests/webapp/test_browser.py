@@ -8,6 +8,7 @@ directory whose paths are printed (pytest -s shows them).
 
 from __future__ import annotations
 
+import re
 import uuid as uuid_lib
 from datetime import timedelta
 from pathlib import Path
@@ -226,5 +227,50 @@ def test_prelim_page_and_pair_baseline_in_chromium(
     legend = page.locator("#history-plot .legendtext").all_text_contents()
     assert "link baseline (iperf3, 8 streams)" in legend
     page.screenshot(path=str(screenshots / "pair-baseline.png"), full_page=True)
+    print(f"screenshots: {screenshots}")
+    assert errors == []
+
+
+def test_pair_page_checksum_phase_in_chromium(
+    live_server, screenshots, ingest, ingest_checksum, request
+):
+    """The pair page's phases plot draws the checksum step (issue 22): its own bar after the
+    copy's, in its own colour, beside a measurement without the step."""
+    started = timezone.now() - timedelta(hours=1)
+    ingest(src="node-a", dst="node-b", k=4, seconds=8.0, phases=True, started=started)
+    ingest_checksum(
+        src="node-a", dst="node-b", k=4, seconds=8.0, checksum_s=1.6, failed=1,
+        error_class="checksum-mismatch", started=started + timedelta(minutes=1),
+    )  # fmt: skip
+    chromium = request.getfixturevalue("chromium")
+    errors: list[str] = []
+    page = chromium.new_page(viewport={"width": 1200, "height": 900})
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+
+    page.goto(f"{live_server.url}/pairs/node-a/node-b/")
+    page.locator("#phases-plot[data-rendered=true]").wait_for()
+    legend = page.locator("#phases-plot .legendtext").all_text_contents()
+    assert legend == ["connect", "handshake", "request", "streaming", "checksum"]
+    traces = page.locator("#phases-plot .barlayer .trace")
+    assert traces.count() == 5
+    # The checksum trace: one bar drawn (the measurement without the step has a zero-width
+    # one), in vermillion, as wide as a fifth of the streaming bar beside it (1.6 s of 8).
+    widths = page.evaluate(
+        """() => [...document.querySelectorAll('#phases-plot .barlayer .trace')].map(t =>
+             [...t.querySelectorAll('.point path')].map(p => p.getBoundingClientRect().width))"""
+    )
+    streaming, checksum = widths[3], widths[4]
+    assert checksum[0] < 1 and checksum[1] > 10
+    assert checksum[1] / streaming[1] == pytest.approx(1.6 / 5.6, rel=0.05)
+    fill = page.locator("#phases-plot .barlayer .trace").nth(4).locator(".point path").nth(1)
+    assert "rgb(213, 94, 0)" in fill.get_attribute("style")  # #D55E00
+    costs = page.locator(".checksum-costs li").all_inner_texts()
+    assert costs == [
+        "https, adler32: the adler32 checksum step took a median 1.600 s, 20.0% of a "
+        "transfer's duration (median of 3 successful transfers)."
+    ]
+    cells = page.locator("table.transfers tr.failure td")
+    assert cells.filter(has_text=re.compile("^checksum-mismatch$")).count() == 1  # its class
+    page.screenshot(path=str(screenshots / "pair-checksum.png"), full_page=True)
     print(f"screenshots: {screenshots}")
     assert errors == []

@@ -18,7 +18,7 @@ LABELS = {"auth": "Authorization", "client": "Client", "checksum": "Checksum"}
 _WORDS = {
     "auth": "authorized by {}",
     "client": "driven by {}",
-    "checksum": "each transfer ending with the {} checksum step",
+    "checksum": "whose transfers ended with the {} checksum step",
 }
 
 
@@ -84,6 +84,6 @@ def not_default(chosen: dict[str, str]) -> dict[str, str]:
 
 def dimensions_text(chosen: dict[str, str]) -> str:
     """The measurements shown, in words, when a dimension is not at its default: 'Measurements
-    authorized by token, each transfer ending with the adler32 checksum step.'; '' else."""
+    authorized by token, whose transfers ended with the adler32 checksum step.'; '' else."""
     parts = [_WORDS[name].format(value) for name, value in not_default(chosen).items()]
     return f"Measurements {', '.join(parts)}." if parts else ""
