@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import json
 import logging
+import statistics
 import sys
 from pathlib import Path
 
@@ -231,16 +232,24 @@ class LiveProgress:
 
 def summary_line(record: MeasurementRecord) -> str:
     rtt = f"{record.rtt_ms:.3f} ms" if record.rtt_ms is not None else "n/a"
-    return (
+    line = (
         f"throughput {record.throughput_gbps:.3f} Gbit/s (K*S*8/mean duration), "
         f"makespan {record.makespan_gbps:.3f} Gbit/s, {record.succeeded} ok / "
         f"{record.failed} failed, RTT {rtt}"
     )
+    steps = [(t.phases["checksum"], t.duration) for t in record.transfers if "checksum" in t.phases]
+    if steps:
+        seconds = statistics.median(s for s, _ in steps)
+        share = statistics.median(s / d for s, d in steps if d > 0)
+        line += f"; checksum step ({record.checksum}) median {seconds:.3f} s, {share:.0%} of a copy"
+    return line
 
 
 def result_table(record: MeasurementRecord) -> Table:
     table = Table(
-        title=f"{record.protocol} ({record.auth}, {record.client}) {record.src} -> {record.dst}, "
+        title=f"{record.protocol} ({record.auth}, {record.client}"
+        + (f", checksum {record.checksum}" if record.checksum != "none" else "")
+        + f") {record.src} -> {record.dst}, "
         f"{record.streams} stream(s), "
         f"{len(record.transfers)} x {format_size(record.file_size)}",
     )
