@@ -4,6 +4,13 @@ Options (why each: docs/measurements.md): `-p S` parallel streams; `-fast` MODE 
 data-channel reuse, what any GridFTP expert uses; `-nodcau` as FTS/gfal2 run production
 GridFTP TPC by default; no `-tcp-bs`, so the kernel autotunes buffers as it does for XRootD.
 `-dbg` prints the control channels' transcript, which times the phases (gridftp_transcript).
+
+With `checksum="adler32"`: `-verify-checksum -checksum-alg ADLER32`, globus-url-copy's own
+check. It asks the source's digest by `CKSM` before the copy and the destination's after
+it (a new session), as gfal2's "both" mode, and so FTS, does; both parts are the
+`checksum` phase. GridFTP servers compute the digest by reading the file at each CKSM.
+A mismatch ends it with `error: [globus_l_gass_copy_verify_cksm]: checksum verification
+failure for '<destination>': got '<dst>', expected '<src>'` (exit 1).
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ import re
 
 from orchestrator.endpoints import ClientCredentials
 from orchestrator.transfers.base import TransferObservation, TransferRequest, TransferTool
+from orchestrator.transfers.checksums import Checksum
 from orchestrator.transfers.error_classes import outcome_of
 from orchestrator.transfers.gridftp_transcript import GridftpTranscript, without_transcript
 from orchestrator.transfers.process import run_process
@@ -21,6 +29,10 @@ from orchestrator.transfers.urls import gsiftp_url
 
 # `-vb` prints e.g. "    8388608 bytes        8.00 MB/sec avg        8.00 MB/sec inst".
 _VB_PROGRESS = re.compile(r"^\s*(\d+) bytes\s+[\d.]+ \S+ avg")
+# globus-url-copy's words when the two digests differ (globus_gass_copy 10.12).
+_CHECKSUM_MISMATCH = re.compile(r"checksum verification failure for ")
+# Its algorithm names for ours.
+_ALGORITHMS: dict[Checksum, str] = {"adler32": "ADLER32"}
 
 
 def credential_env(creds: ClientCredentials) -> dict[str, str]:
@@ -51,6 +63,8 @@ def globus_url_copy_argv(
         argv.append("-dbg")
     if not dcau:
         argv.append("-nodcau")
+    if request.checksum != "none":
+        argv += ["-verify-checksum", "-checksum-alg", _ALGORITHMS[request.checksum]]
     if tcp_buffer is not None:
         argv += ["-tcp-bs", tcp_buffer]
     # The servers' expected subjects, when known: host certs need not name the address.
@@ -87,8 +101,19 @@ class GridFtpTpc(TransferTool):
             on_stdout_line=on_line,
             on_stderr_line=GridftpTranscript(seen.timeline, request.clock).feed,
         )
-        verdict = without_transcript(result.stderr)
-        return seen.record(
-            result.returncode == 0 and not result.timed_out,
-            **outcome_of(result.returncode, result.timed_out, verdict, request.timeout),
+        outcome = globus_url_copy_outcome(
+            result.returncode, result.timed_out, result.stderr, request.timeout
         )
+        return seen.record(outcome["error_class"] is None, **outcome)
+
+
+def globus_url_copy_outcome(
+    returncode: int | None, timed_out: bool, stderr: str, timeout: float
+) -> dict[str, str | None]:
+    """Error class (None: success) and message from the exit and what the tool said besides
+    its transcript; its checksum verification failure is a `checksum-mismatch`."""
+    verdict = without_transcript(stderr)
+    outcome = outcome_of(returncode, timed_out, verdict, timeout)
+    if outcome["error_class"] is not None and _CHECKSUM_MISMATCH.search(verdict):
+        outcome["error_class"] = "checksum-mismatch"
+    return outcome
