@@ -324,3 +324,32 @@ def test_the_command_wants_the_whole_endpoint_or_none(
               "--orchestrator-dn", parties.orchestrator.subject_dn])  # fmt: skip
     assert exit_.value.code == 2
     assert "discovery document" in capsys.readouterr().err
+
+
+def test_an_issuer_without_the_key_serves_no_token_endpoint(
+    parties: Parties, tmp_path: Path
+) -> None:
+    """As the chart runs it: the documents only; POST /token is 404, no client certificate
+    is asked for."""
+    key = ensure_issuer_key(parties.ca.directory)
+    host = parties.host
+    service = IssuerService(
+        ("127.0.0.1", 0),
+        document_routes(tmp_path),
+        tls=server_context(host.cert, host.key),
+        log_requests=False,
+    ).start()
+    url = f"https://127.0.0.1:{service.port}"
+    for name, text in issuer_documents(url, key).items():
+        (tmp_path / name).write_text(text)
+    try:
+        context = ssl.create_default_context(cafile=str(parties.ca.cert_path))
+        context.load_cert_chain(str(parties.orchestrator.cert), str(parties.orchestrator.key))
+        with httpx.Client(verify=context, timeout=10) as http:
+            config = http.get(url + "/.well-known/openid-configuration").json()
+            assert "token_endpoint" not in config
+            answer = http.post(url + "/token", content=CC, headers=FORM)
+            assert answer.status_code == 404 and "access_token" not in answer.text
+            assert http.get(url + "/token").status_code == 404
+    finally:
+        service.close()
