@@ -3,6 +3,8 @@
 The same copies as the native tools, driven the way FTS and grid operators drive them:
 Debian's gfal2-util with its http, xrootd and gridftp plugins (docs/measurements.md#clients).
 With tokens (https and root://), each end gets a least-scope token of its own (gfal2_tokens).
+With `checksum="adler32"`, gfal2's own check: `-K ADLER32 --checksum-mode both`, what FTS
+asks of gfal2 (when each digest is asked, and how it is timed: gfal2_events).
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ from orchestrator.transfers.base import (
     TransferRequest,
     TransferTool,
 )
+from orchestrator.transfers.checksums import Checksum
 from orchestrator.transfers.error_classes import classify_message, outcome_of
+from orchestrator.transfers.gfal2_events import Gfal2Events
 from orchestrator.transfers.gfal2_tokens import (
     TOKEN_PROTOCOLS,
     bearer_copy_argv,
@@ -36,6 +40,7 @@ from orchestrator.transfers.gridftp import credential_env
 from orchestrator.transfers.https import Mode
 from orchestrator.transfers.process import run_process
 from orchestrator.transfers.record import ErrorClass, TransferRecord
+from orchestrator.transfers.root import _LOG_LINE as XRDCL_LOG_LINE
 from orchestrator.transfers.root import _SESSION_LOST as XRDCL_SESSION_LOST
 from orchestrator.transfers.root import xrdcp_environment
 from orchestrator.transfers.urls import gsiftp_url, https_url, root_url
@@ -53,15 +58,16 @@ URLS: dict[str, Callable[[Endpoint, str], str]] = {
     "gridftp": gsiftp_url,
 }
 
-# `-v` makes gfal-copy print "monitor: SRC DST AVG INST BYTES ELAPSED" at each progress report.
-_MONITOR = re.compile(r"^monitor: \S+ \S+ \d+ \d+ (\d+) \d+\s*$")
-# gfal2 announces a finished copy with this event (a failed one raises before it).
-_COPY_DONE = re.compile(r"^event: .*\bTRANSFER:EXIT\b")
+# gfal2's checksum algorithm names for ours.
+_ALGORITHMS: dict[Checksum, str] = {"adler32": "ADLER32"}
 # A failed copy ends with "gfal-copy error: ERRNO (strerror) - message" on stderr.
 _ERROR = re.compile(r"gfal-copy error: (\d+) \(([^)]*)\) - ", re.S)
 # A server that closed the connection mid-handshake or mid-answer is gone, not a trust
 # failure, though davix words it "SSL ... unexpected eof".
 _PEER_GONE = re.compile(r"unexpected eof|could not read status line", re.I)
+# XrdCl's words (root://) when its copy job compared two different digests (errCheckSumError;
+# gfal2 2.21 passes it on as errno 84). gfal2's own: "... CHECKSUM MISMATCH ...".
+_XRDCL_CHECKSUM_MISMATCH = re.compile(r"\[ERROR\] CheckSum error")
 # What gfal2's errno says when its message names nothing our patterns know.
 _ERRNO_CLASSES: dict[int, ErrorClass] = {
     errno.ENOENT: "not-found",
@@ -89,6 +95,7 @@ def gfal_copy_argv(
     *,
     mode: Mode = "pull",
     timeout: float = DEFAULT_TIMEOUT,
+    checksum: Checksum = "none",
 ) -> list[str]:
     """The exact command line (shown in docs/measurements.md#clients)."""
     # Our own timer ends the process; gfal2's own limits (1800 s, 3600 s) must not come first.
@@ -99,6 +106,8 @@ def gfal_copy_argv(
     elif protocol == "gridftp":
         argv += ["-n", str(streams)]
     # root:// ignores -n: its streams come from the environment (gfal_environment).
+    if checksum != "none":
+        argv += ["-K", _ALGORITHMS[checksum], "--checksum-mode", "both"]
     return [*argv, source_url, destination_url]
 
 
@@ -109,11 +118,14 @@ def gfal_environment(
     src: Endpoint,
     dst: Endpoint,
     auth: Auth = "x509",
+    checksum: Checksum = "none",
 ) -> dict[str, str]:
     """The client certificate for every plugin (with tokens only the CA directory: the token
     alone must authorize; but root:// logs in with GSI only, and its token in the URL then
     decides what that login may do in the token area, where the certificate has no rights),
-    and root://'s GSI login to `src` and `dst`, stream count and fail-fast, as xrdcp's."""
+    and root://'s GSI login to `src` and `dst`, stream count and fail-fast, as xrdcp's; with a
+    checksum, root:// logs at XrdCl's debug level, which tells when its checksum step begins
+    (gfal2_events)."""
     env = {**credential_env(creds), "GFAL_PYTHONBIN": GFAL_PYTHON}
     if auth == "token" and protocol != "root":
         del env["X509_USER_CERT"], env["X509_USER_KEY"]
@@ -123,6 +135,8 @@ def gfal_environment(
         # `xrdcp --streams S` makes the destination run `xrdcp --server -S S+1`; XrdCl passes
         # this variable on as is, so S+1 gives the destination the same pull as native.
         env["XRD_SUBSTREAMSPERCHANNEL"] = str(streams + 1)
+        if checksum != "none":
+            env["XRD_LOGLEVEL"] = "Debug"
     return env
 
 
@@ -153,9 +167,13 @@ def gfal_outcome(
     # An error line decides even if the process then crashed on its way out.
     if found is None or timed_out or returncode == 0:
         return outcome_of(returncode, timed_out, stderr, timeout)
-    message = " ".join(stderr[found.start() :].split())
+    # XrdCl's log goes on while the process ends: not part of the error
+    said = stderr[found.start() :].splitlines()
+    message = " ".join(" ".join(x for x in said if not XRDCL_LOG_LINE.match(x)).split())
     text = stderr[found.end() :]
     error_class = "killed" if _PEER_GONE.search(text) else classify_message(text)
+    if _XRDCL_CHECKSUM_MISMATCH.search(text):
+        error_class = "checksum-mismatch"
     if error_class == "remote-failure":
         error_class = _ERRNO_CLASSES.get(int(found.group(1)), "remote-failure")
     if error_class == "connect" and XRDCL_SESSION_LOST.search(stderr[: found.start()]):
@@ -196,35 +214,28 @@ class Gfal2Tpc(TransferTool):
             to_url(request.src, request.src_path),
             to_url(request.dst, request.dst_path),
         )
-        copy_done = False
         # gfal-copy says nothing before its first progress line: its start-up, stats,
         # connections and the COPY request are one setup phase ("request").
         seen = TransferObservation.begin(request, self.name, source_url, destination_url)
         seen.timeline.enter("request", seen.start)
+        events = Gfal2Events(seen)
 
         if self.name == "root" and request.streams > MAX_ROOT_STREAMS:
             message = f"root:// TPC takes at most {MAX_ROOT_STREAMS} streams, not {request.streams}"
             return seen.record(False, error_class="remote-failure", message=message)
-
-        def on_line(line: str) -> None:
-            nonlocal copy_done
-            now = request.clock.now()
-            if not copy_done and _COPY_DONE.match(line):
-                copy_done = True
-                seen.timeline.enter("close", now)  # the copy is done: gfal-copy winds down
-            match = _MONITOR.match(line)
-            if match is None:
-                return
-            moved = int(match.group(1))
-            seen.timeline.begin_streaming(now, moved)
-            seen.progressed(moved, now)
 
         if request.auth not in self.auths:
             message = f"gfal2 cannot pass {request.auth} authorization over {self.name}"
             return seen.record(False, error_class="auth", message=message)
         urls = (source_url, destination_url)
         env = gfal_environment(
-            self.name, request.creds, request.streams, request.src, request.dst, request.auth
+            self.name,
+            request.creds,
+            request.streams,
+            request.src,
+            request.dst,
+            request.auth,
+            request.checksum,
         )
         if request.auth == "token":
             try:
@@ -236,16 +247,27 @@ class Gfal2Tpc(TransferTool):
             else:
                 env.update(bearer_copy_environment(dict(zip(urls, tokens, strict=True))))
         argv = gfal_copy_argv(
-            self.name, *urls, request.streams, mode=self.mode, timeout=request.timeout
+            self.name,
+            *urls,
+            request.streams,
+            mode=self.mode,
+            timeout=request.timeout,
+            checksum=request.checksum,
         )
         if request.auth == "token" and self.name == "https":
             argv = bearer_copy_argv(argv, GFAL_PYTHON)
-        result = await run_process(argv, env=env, timeout=request.timeout, on_stdout_line=on_line)
+        result = await run_process(
+            argv,
+            env=env,
+            timeout=request.timeout,
+            on_stdout_line=events.stdout_line,
+            on_stderr_line=events.stderr_line,
+        )
         outcome = gfal_outcome(
             result.returncode,
             result.timed_out,
             redact(result.stderr),
             request.timeout,
-            copy_done=copy_done,
+            copy_done=events.copy_done,
         )
         return seen.record(outcome["error_class"] is None, **outcome)
