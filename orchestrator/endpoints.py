@@ -80,6 +80,9 @@ class ClientCredentials:
         )
 
 
+# Every name a measurement reads or writes starts so; the servers let the orchestrator's DN
+# use them (servers/access.py), and the token endpoint grants no scope beyond them.
+BENCHMARK_PREFIX = "/tpcbench-"
 SOURCE_PREFIX = "/tpcbench-source-"
 
 

@@ -23,58 +23,34 @@ orchestrator's DN gets a token, with storage scopes within the orchestrator's ow
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import logging
 import signal
 import ssl
 import sys
 import threading
-import urllib.parse
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 from ca.tokens import (
-    CLIENT_CREDENTIALS,
-    CREATE,
-    DEFAULT_LIFETIME,
     JWKS_PATH,
-    MODIFY,
     OPENID_CONFIGURATION_PATH,
-    READ,
     TOKEN_PATH,
     TokenError,
     TokenMinter,
-    client_identity,
     jwks,
     openid_configuration,
-    parse_storage_scope,
-    token_audience,
 )
-from orchestrator.endpoints import SOURCE_PREFIX, TOKEN_AREA
 from orchestrator.http_service import Answer, HttpService, Route
+from orchestrator.token_endpoint import FORM, MAX_FORM_BYTES, OAuthError, TokenEndpoint
 
 log = logging.getLogger(__name__)
 
 # URL path -> the file (in the documents folder, or the signer's ConfigMap key) served there
 DOCUMENTS = {OPENID_CONFIGURATION_PATH: "openid-configuration.json", JWKS_PATH: "jwks.json"}
 CERTIFICATE_CHECK_SECONDS = 60.0
-
-# The benchmark's names, which servers/access.py lets the orchestrator's DN write (that module
-# is on this one's floor, so the prefix is repeated here; tests/ca/test_token_endpoint.py
-# checks that the two agree).
-BENCHMARK_PREFIX = "/tpcbench-"
-# What a token asked for without `scope` opens: one directory of benchmark names. A WLCG
-# scope's path is a directory (or a file), so the name prefix `/tpcbench-` cannot be one, and
-# the token area `/tokens` would open the source file there to modification. Point a client
-# that asks for no scope, such as the DOMA smoke test, at https://<node>/tpcbench-smoke.
-DEFAULT_SCOPE_PATH = "/tpcbench-smoke"
-DEFAULT_SCOPES = tuple(f"{activity}:{DEFAULT_SCOPE_PATH}" for activity in (READ, CREATE, MODIFY))
-FORM = "application/x-www-form-urlencoded"
-MAX_FORM_BYTES = 8192
 
 
 def issuer_documents(url: str, key_path: Path, *, token_endpoint: bool = False) -> dict[str, str]:
@@ -106,129 +82,6 @@ def document_routes(documents: Path) -> dict[str, Route]:
         return answer
 
     return {path: serve(name) for path, name in DOCUMENTS.items()}
-
-
-class OAuthError(Exception):
-    """A token request refused, as RFC 6749 5.2 words it: a status and an error code."""
-
-    def __init__(self, status: int, error: str, description: str) -> None:
-        super().__init__(description)
-        self.status, self.error, self.description = status, error, description
-
-    def answer(self) -> Answer:
-        return Answer.json(
-            self.status, {"error": self.error, "error_description": self.description}
-        )
-
-
-def within_orchestrator_rights(activity: str, path: str) -> bool:
-    """Whether every name a scope of `activity` on `path` can open is one the orchestrator may
-    use so (servers/access.py; its tokens do the same in the token area): reading the
-    benchmark's names (`/tpcbench-...`, `/tokens/tpcbench-...`), creating and modifying those
-    that are not a source file. `path` is read as a bare name prefix, the most a server could
-    read into it: `/tpcbench-s` may not create, it would reach `/tpcbench-source-...`."""
-    name = path.removeprefix(TOKEN_AREA) if path.startswith(TOKEN_AREA + "/") else path
-    if not name.startswith(BENCHMARK_PREFIX):
-        return False
-    if activity == READ:
-        return True
-    return not (name.startswith(SOURCE_PREFIX) or SOURCE_PREFIX.startswith(name))
-
-
-def granted_scopes(requested: str | None) -> tuple[str, ...]:
-    """The scopes of a token asked for with `requested` (space-separated; none: the
-    DEFAULT_SCOPES), each a storage scope within the orchestrator's rights, else
-    `invalid_scope` naming the first that is not."""
-    if requested is None or not requested.strip():
-        return DEFAULT_SCOPES
-    granted = []
-    for scope in requested.split():
-        try:
-            activity, path = parse_storage_scope(scope)
-        except TokenError as exc:
-            raise OAuthError(400, "invalid_scope", str(exc)) from None
-        if not within_orchestrator_rights(activity, path):
-            raise OAuthError(
-                400,
-                "invalid_scope",
-                f"{scope} is beyond the orchestrator's rights: it may read names under "
-                f"{BENCHMARK_PREFIX} (and {TOKEN_AREA}{BENCHMARK_PREFIX}) and create or modify "
-                f"those that are not a source file ({SOURCE_PREFIX}...)",
-            )
-        granted.append(f"{activity}:{path}")
-    return tuple(dict.fromkeys(granted))
-
-
-def parse_form(content_type: str | None, body: bytes) -> dict[str, str]:
-    """The request's form fields; each at most once (RFC 6749 3.2)."""
-    if (content_type or "").split(";")[0].strip().lower() != FORM:
-        raise OAuthError(400, "invalid_request", f"send the request as {FORM}")
-    try:
-        text = body.decode("ascii")
-        pairs = urllib.parse.parse_qsl(text, keep_blank_values=True, strict_parsing=bool(text))
-    except (UnicodeDecodeError, ValueError):
-        raise OAuthError(400, "invalid_request", "the request body is not a form") from None
-    form: dict[str, str] = {}
-    for key, value in pairs:
-        if key in form:
-            raise OAuthError(400, "invalid_request", f"{key} is given more than once")
-        form[key] = value
-    return form
-
-
-@dataclass(frozen=True)
-class TokenEndpoint:
-    """Who gets which tokens: the orchestrator's DNs, tokens of `minter`'s issuer."""
-
-    minter: TokenMinter
-    orchestrator_dns: frozenset[str]
-    lifetime: dt.timedelta = DEFAULT_LIFETIME
-
-    @classmethod
-    def of(cls, minter: TokenMinter, orchestrator_dns: Iterable[str]) -> TokenEndpoint:
-        return cls(minter, frozenset(orchestrator_dns))
-
-    def answer(self, content_type: str | None, body: bytes, certificate: bytes | None) -> Answer:
-        """The answer to one token request (`certificate`: the client's verified leaf, DER)."""
-        try:
-            who = self._authenticate(certificate)
-            form = parse_form(content_type, body)
-            grant = form.get("grant_type")
-            if grant is None:
-                raise OAuthError(400, "invalid_request", "grant_type is missing")
-            if grant != CLIENT_CREDENTIALS:
-                raise OAuthError(
-                    400, "unsupported_grant_type", f"only {CLIENT_CREDENTIALS} is granted here"
-                )
-            scopes = granted_scopes(form.get("scope"))
-            try:
-                audience = token_audience(form.get("audience"))
-            except TokenError as exc:
-                raise OAuthError(400, "invalid_request", str(exc)) from None
-        except OAuthError as refusal:
-            log.info("token refused (%s): %s", refusal.error, refusal.description)
-            return refusal.answer()
-        token = self.minter.mint(scopes, audience=audience, lifetime=self.lifetime)
-        log.info("token for %s: %s (audience %s)", who, " ".join(scopes), audience)
-        return Answer.json(
-            200,
-            {
-                "access_token": token,
-                "token_type": "Bearer",
-                "expires_in": int(self.lifetime.total_seconds()),
-                "scope": " ".join(scopes),
-            },
-        )
-
-    def _authenticate(self, certificate: bytes | None) -> str:
-        who = client_identity(certificate)
-        if who is None:
-            raise OAuthError(
-                401, "invalid_client", "authenticate with a client certificate of our CA"
-            )
-        if who not in self.orchestrator_dns:
-            raise OAuthError(401, "invalid_client", f"{who} gets no tokens here")
-        return who
 
 
 class _TokenRequests(BaseHTTPRequestHandler):

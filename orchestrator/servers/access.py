@@ -22,13 +22,10 @@ import os
 from collections.abc import Iterable
 
 from ca.authority import CertificateAuthority
-from orchestrator.endpoints import SOURCE_PREFIX, TOKEN_AREA
+from orchestrator.endpoints import BENCHMARK_PREFIX, SOURCE_PREFIX, TOKEN_AREA
 
 ORCHESTRATOR = "tpcbench-orchestrator"
 SERVER = "tpcbench-server"
-# Every name a measurement writes starts so (endpoints.source_name and
-# measurement.run.destination_name); the source file's prefix is longer, so it comes first.
-BENCHMARK_PREFIX = "/tpcbench-"
 
 
 # XrdMacaroons wants at least 32 bytes of key, base64 in lines of at most 64 characters (as

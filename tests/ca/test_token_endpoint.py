@@ -29,15 +29,12 @@ from ca.tokens import (
     parse_storage_scope,
     token_audience,
 )
+from orchestrator.endpoints import BENCHMARK_PREFIX
 from orchestrator.servers import access
+from orchestrator.token_endpoint import DEFAULT_SCOPES, OAuthError, TokenEndpoint, granted_scopes
 from orchestrator.token_issuer import (
-    BENCHMARK_PREFIX,
-    DEFAULT_SCOPES,
     IssuerService,
-    OAuthError,
-    TokenEndpoint,
     document_routes,
-    granted_scopes,
     issuer_documents,
     main,
     server_context,
@@ -119,7 +116,6 @@ def test_other_scopes_are_invalid_scope_naming_why(asked: str, why: str) -> None
 
 
 def test_the_benchmark_prefix_is_the_one_the_servers_authorize() -> None:
-    assert BENCHMARK_PREFIX == access.BENCHMARK_PREFIX
     assert f"u {access.ORCHESTRATOR} " in access.render_authdb()
     assert f" {BENCHMARK_PREFIX} a" in access.render_authdb()
 
