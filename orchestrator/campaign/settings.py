@@ -308,4 +308,4 @@ class CampaignSettings:
 
 def supports(spec: MeasurementSpec) -> str | None:
     """None when a transfer tool can take `spec`, else why not (e.g. gridftp with tokens)."""
-    return unsupported_reason(spec.protocol, spec.client, spec.auth)
+    return unsupported_reason(spec.protocol, spec.client, spec.auth, spec.checksum)

@@ -34,6 +34,7 @@ from orchestrator.transfers import (
     DEFAULT_CLIENT,
     DEFAULT_TIMEOUT,
     TRANSFER_TOOLS,
+    combination_refusal,
     transfer_tool,
 )
 from orchestrator.transfers.base import AUTH_MODES
@@ -124,6 +125,9 @@ def measure(args: argparse.Namespace) -> int:
             f"--auth {args.auth} does not work with --protocol {args.protocol} "
             f"--client {args.client}; it takes: {', '.join(tool.auths)}"
         )
+    refusal = combination_refusal(tool, args.auth, args.checksum)
+    if refusal is not None:
+        raise UserError(f"--checksum {args.checksum}: {refusal}")
     try:
         request = MeasurementRequest.between(
             src, dst, args.protocol, args.streams,

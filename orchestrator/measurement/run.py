@@ -17,8 +17,8 @@ from orchestrator.transfers import (
     DEFAULT_TIMEOUT,
     ProgressCallback,
     TransferTool,
-    auth_refusal,
     client_of,
+    combination_refusal,
     transfer_tool,
 )
 from orchestrator.transfers.https import delete_https
@@ -33,7 +33,7 @@ def tool_for(request: MeasurementRequest, tool: TransferTool | None = None) -> T
         tool = transfer_tool(spec.protocol, spec.client)
     elif spec.client not in (DEFAULT_CLIENT, client_of(tool)):
         raise ValueError(f"client={spec.client!r} but the tool given is a {client_of(tool)} client")
-    refusal = auth_refusal(tool, spec.auth)
+    refusal = combination_refusal(tool, spec.auth, spec.checksum)
     if refusal is not None:
         raise ValueError(refusal)
     return tool

@@ -70,13 +70,29 @@ def auth_refusal(tool: TransferTool, auth: str) -> str | None:
     return None
 
 
-def unsupported_reason(protocol: str, client: str, auth: str) -> str | None:
-    """None when (protocol, client, auth) can be measured, else why not, in one line."""
+def combination_refusal(tool: TransferTool, auth: str, checksum: str = "none") -> str | None:
+    """None when `tool` can authorize with `auth` and take the `checksum` step so, else why
+    not, in one line (a tool names the auths its checksum step works with, if fewer)."""
+    refusal = auth_refusal(tool, auth)
+    if refusal is not None or checksum == "none":
+        return refusal
+    if checksum not in CHECKSUMS:
+        return f"unknown checksum {checksum!r}; choose one of {', '.join(CHECKSUMS)}"
+    if auth not in getattr(tool, "checksum_auths", tool.auths):
+        how = f"{tool.name} by the {client_of(tool)} client with {auth}"
+        why = getattr(tool, "checksum_refusal", "it cannot ask for the digests so")
+        return f"{how} and checksum {checksum}: {why}"
+    return None
+
+
+def unsupported_reason(protocol: str, client: str, auth: str, checksum: str = "none") -> str | None:
+    """None when (protocol, client, auth, checksum) can be measured, else why not, in one
+    line."""
     try:
         tool = transfer_tool(protocol, client)
     except ValueError as exc:
         return str(exc)
-    return auth_refusal(tool, auth)
+    return combination_refusal(tool, auth, checksum)
 
 
 def client_of(tool: TransferTool) -> str:
@@ -105,6 +121,7 @@ __all__ = [
     "XrootdTpc",
     "auth_refusal",
     "client_of",
+    "combination_refusal",
     "transfer_tool",
     "unsupported_reason",
 ]

@@ -285,6 +285,20 @@ def test_checksum_is_a_dimension_each_measurement_carries(tmp_path: Path) -> Non
     assert journal(tmp_path, result.uuid)["checksums"] == ["none", "adler32"]
 
 
+def test_a_checksum_step_no_tool_can_take_is_left_out_of_the_plan_with_why() -> None:
+    settings = CampaignSettings(
+        protocols=("root",), streams=(1,), auths=("token",), clients=("gfal2",),
+        checksums=("none", "adler32"),
+    )  # fmt: skip
+    assert [s.key for s in settings.plan(["a", "b"])] == [
+        "a->b/root/1/token/gfal2", "b->a/root/1/token/gfal2",
+    ]  # fmt: skip
+    assert settings.unsupported() == [
+        "root by the gfal2 client with token and checksum adler32: XrdCl 5.5 asks for the "
+        "digests without the URL's token, which the server refuses"
+    ]
+
+
 def test_auth_and_client_are_dimensions_and_what_no_tool_can_run_is_left_out(
     tmp_path: Path,
 ) -> None:

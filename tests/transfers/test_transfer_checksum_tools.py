@@ -17,6 +17,7 @@ import os
 import shutil
 import stat
 import tempfile
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -30,7 +31,7 @@ from orchestrator.lab.topology import NETNS, LabNetwork
 from orchestrator.measurement.record import MeasurementRecord
 from orchestrator.measurement.run import run_measurement
 from orchestrator.measurement.spec import MeasurementRequest, destination_name
-from orchestrator.transfers import GridFtpTpc
+from orchestrator.transfers import GridFtpTpc, transfer_tool, unsupported_reason
 from orchestrator.transfers.base import TransferRequest
 from orchestrator.transfers.root import xrdcp_environment
 from tests.support.checksums import adler32_hex, stale_digest_copy
@@ -170,8 +171,19 @@ def test_gridftp_whose_destination_may_not_be_read_back_fails_as_a_refusal(
 
 
 def test_gfal2_root_with_tokens_cannot_get_a_digest(lab: LabInventory) -> None:
-    # XrdCl 5.5's copy job asks the digest without the URL's token: the server refuses it
-    record = measure(lab, "root", "gfal2", "adler32", auth="token", transfers=1)
-    transfer = record.transfers[0]
+    """XrdCl 5.5's copy job asks the digest without the URL's token: the server refuses it.
+    So the combination is refused before it runs (campaigns leave it out of their plan); the
+    tool driven directly still shows why (when an XRootD upgrade fixes it, this fails)."""
+    why = unsupported_reason("root", "gfal2", "token", "adler32")
+    assert why is not None and "XrdCl 5.5" in why
+    src, dst = lab.nodes
+    request = MeasurementRequest.between(
+        src, dst, "root", 2, auth="token", client="gfal2", checksum="adler32", transfers=1,
+        file_size=FILE_SIZE,
+    )  # fmt: skip
+    with pytest.raises(ValueError, match=r"XrdCl 5\.5"):
+        asyncio.run(run_measurement(request, creds=lab.client, measure_latency=False))
+    copy = request.transfer_request(str(uuid.uuid4()), 0, lab.client, timeout=120)
+    transfer = asyncio.run(transfer_tool("root", "gfal2").copy(copy))
     assert transfer.error_class == "auth", transfer.message
     assert "Unable to checksum" in transfer.message and "eyJ" not in transfer.message
