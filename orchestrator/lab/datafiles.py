@@ -28,7 +28,8 @@ def lab_data_dir(prefix: str) -> Path:
 
 
 def copy_source_file(source: Path, target: Path) -> None:
+    """A copy with the source's mtime and extended attributes: its stored digest stays valid."""
     try:
-        shutil.copyfile(source, target)
+        shutil.copy2(source, target)
     except OSError as exc:
         raise UserError(f"cannot copy the source file to {target}: {exc.strerror}") from None

@@ -24,6 +24,7 @@ from orchestrator.lab.topology import NETNS, LabNetwork
 from orchestrator.measurement.record import MeasurementRecord
 from orchestrator.measurement.run import run_measurement
 from orchestrator.measurement.spec import MeasurementRequest, destination_name
+from orchestrator.servers.source_file import stored_adler32
 from orchestrator.transfers import HttpsTpc, XrootdTpc
 from orchestrator.transfers.root import xrdcp_environment
 from tests.support.checksums import adler32_hex, server_digest, stale_digest_copy
@@ -122,3 +123,15 @@ def test_a_source_with_a_stale_stored_digest_is_a_checksum_mismatch(
         # every byte arrived: the copy itself succeeded, the comparison failed it
         name = destination_name(record.uuid, transfer.index, protocol)
         assert adler32_hex(Path(dst.data_root) / name.lstrip("/")) == content
+
+
+def test_every_nodes_source_comes_with_its_digest_stored_and_served(lab: LabInventory) -> None:
+    """As at a WLCG site, the source's checksum was stored when it was written: the server
+    answers it without reading the file again (source_file.py), on every node."""
+    src, dst = lab.nodes
+    env = xrdcp_environment(lab.client, src, dst)
+    for node in lab.nodes:
+        path = Path(node.data_root) / source_name(FILE_SIZE).lstrip("/")
+        stored = stored_adler32(path)
+        assert stored is not None and f"{stored:08x}" == adler32_hex(path)
+        assert server_digest(node, source_name(FILE_SIZE), env) == f"{stored:08x}"
