@@ -31,7 +31,7 @@ from tests.support.checksums import adler32_hex, server_digest, stale_digest_cop
 
 pytestmark = pytest.mark.lab
 FILE_SIZE = 4 << 20
-NETWORK = LabNetwork(prefix="tpccx", subnet_offset=155)
+NETWORK = LabNetwork(prefix="tpccx", subnet_offset=180)
 STALE = "/tpcbench-source-stale-digest"  # a source name: hosts may read it (root:// TPC)
 # (protocol, auth, tool): what the native XRootD tools can take
 CASES = [
