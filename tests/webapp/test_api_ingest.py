@@ -6,6 +6,7 @@ import uuid as uuid_lib
 import pytest
 from django.utils import timezone
 
+from tests.support.webapp_payloads import baseline, payload, prelim_run
 from webapp.results.models import Campaign, Measurement, Node, Transfer
 
 pytestmark = pytest.mark.django_db
@@ -253,6 +254,28 @@ def test_offsets_postgresql_cannot_store_are_converted_to_utc(reporter, make_pay
     response = reporter.post(URL, body, format="json")
     assert response.status_code == 201, response.content
     assert response.json()["started"].startswith("2026-11-21T20:10:00")
+
+
+@pytest.mark.parametrize(
+    ("url", "body", "field"),
+    [
+        # Found by schema fuzzing: in UTC this is year 0, which nothing could read back.
+        ("/api/v1/prelim-runs/", {"started": "0001-01-01T00:01:01.0+03:04"}, "started"),
+        (URL, {"started": "0001-01-01T12:00:00Z"}, "started"),
+        (URL, {"finished": "9999-12-31T00:00:00Z"}, "finished"),
+        ("/api/v1/baselines/", {"finished": "9999-12-31T20:00:00-05:00"}, "finished"),
+    ],
+)
+def test_moments_on_the_first_or_last_day_python_has_are_400(reporter, url, body, field):
+    sent = prelim_run() if "prelim" in url else baseline() if "baselines" in url else payload()
+    response = reporter.post(url, {**sent, **body}, format="json")
+    assert response.status_code == 400
+    assert list(response.json()) == [field]
+    assert "from 0001-01-02 to 9999-12-30" in response.json()[field][0]
+    schema = reporter.get("/api/schema/?format=json").json()["components"]["schemas"]
+    assert schema["MeasurementInRequest"]["properties"]["started"]["pattern"] == (
+        "^(?!0001-01-01|9999-12-31)"
+    )
 
 
 @pytest.mark.parametrize("name", ["lab-1", "xrootd.example.org", "10.0.0.7", "::1", "[fd00::2]"])

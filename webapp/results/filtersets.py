@@ -1,6 +1,6 @@
 """Query filters of the list endpoints (django-filter): invalid values answer 400 naming them."""
 
-from datetime import UTC
+from datetime import UTC, datetime
 
 import django_filters
 from django import forms
@@ -33,7 +33,12 @@ class StreamsFilter(IntegerFilter):
 
 
 class UTCDateTimeField(IsoDateTimeField):
-    """ISO 8601, converted to UTC: PostgreSQL refuses offsets beyond +-15:59."""
+    """ISO 8601, converted to UTC: PostgreSQL refuses offsets beyond +-15:59.
+
+    A moment whose UTC falls outside years 1-9999 (0001-01-01T00:00+05:00) is valid ISO 8601
+    and the schema's date-time: it becomes the first or last moment Python has, which a
+    since/until filter compares with as it would with the moment itself (nothing is stored
+    that early or that late)."""
 
     def clean(self, value):
         moment = super().clean(value)
@@ -41,8 +46,9 @@ class UTCDateTimeField(IsoDateTimeField):
             return None
         try:
             return moment.astimezone(UTC)
-        except OverflowError as exc:
-            raise forms.ValidationError("Date and time out of range.") from exc
+        except OverflowError:
+            edge = datetime.min if moment.year == datetime.min.year else datetime.max
+            return edge.replace(tzinfo=UTC)
 
 
 class UTCDateTimeFilter(django_filters.IsoDateTimeFilter):

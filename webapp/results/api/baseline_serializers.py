@@ -5,6 +5,7 @@ from rest_framework import serializers
 
 from webapp.results.api.fields import (
     ErrorTextField,
+    MomentField,
     NodeNameField,
     StrictFloatField,
     StrictIntegerField,
@@ -36,8 +37,8 @@ class BaselineInSerializer(serializers.Serializer):
         help_text="Seconds of slow start run before the duration_s measured and left out of "
         "throughput_gbps (iperf3 --omit); below duration_s.",
     )
-    started = serializers.DateTimeField()
-    finished = serializers.DateTimeField(allow_null=True, required=False, default=None)
+    started = MomentField()
+    finished = MomentField(allow_null=True, required=False, default=None)
     throughput_gbps = StrictFloatField(
         min_value=0, max_value=1e6, allow_null=True, required=False, default=None
     )

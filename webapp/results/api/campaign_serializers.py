@@ -5,6 +5,7 @@ from rest_framework import serializers
 
 from webapp.results.api.fields import (
     FreeTextField,
+    MomentField,
     NodeNameField,
     StrictBooleanField,
     StrictFloatField,
@@ -58,8 +59,8 @@ class CampaignCreateSerializer(serializers.Serializer):
 class CampaignUpdateSerializer(serializers.Serializer):
     state = serializers.ChoiceField(choices=CampaignState.choices, required=False)
     trigger = serializers.ChoiceField(choices=Trigger.choices, required=False)
-    started = serializers.DateTimeField(required=False)
-    finished = serializers.DateTimeField(required=False)
+    started = MomentField(required=False)
+    finished = MomentField(required=False)
     schedule = FreeTextField(max_length=100, allow_blank=True, required=False)
     rtt_checks = RttCheckSerializer(many=True, required=False, max_length=100_000)
 

@@ -3,7 +3,9 @@ integer, 8 a string, 1 a boolean, 5 a UUID), so a body the schema calls invalid 
 stored. A wrong type is a 400 naming the field."""
 
 import math
+import re
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 
@@ -74,6 +76,29 @@ class StrictRegexField(JSONStringMixin, serializers.RegexField):
 
 class StrictUUIDField(JSONStringMixin, serializers.UUIDField):
     pass
+
+
+# The first and the last day Python's datetime holds: there, an offset can take a moment's
+# UTC out of its range (0001-01-01T00:30+01:00 is in year 0), which no read could give back.
+# The schema leaves them out too, so what it calls a valid moment is one we can store.
+EDGE_DAYS = re.compile(r"^(?:0001-01-01|9999-12-31)")
+
+
+@extend_schema_field(
+    {"type": "string", "format": "date-time", "pattern": r"^(?!0001-01-01|9999-12-31)"}
+)
+class MomentField(serializers.DateTimeField):
+    """An ISO 8601 date and time, on none of EDGE_DAYS."""
+
+    default_error_messages = {
+        "edge_day": "A date and time from 0001-01-02 to 9999-12-30 (UTC may be out of range "
+        "on the first and last days)."
+    }
+
+    def to_internal_value(self, value):
+        if isinstance(value, str) and EDGE_DAYS.match(value):
+            self.fail("edge_day")
+        return super().to_internal_value(value)
 
 
 class StrictBooleanField(serializers.BooleanField):

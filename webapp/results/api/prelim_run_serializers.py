@@ -5,6 +5,7 @@ from rest_framework import serializers
 
 from webapp.results.api.fields import (
     ErrorTextField,
+    MomentField,
     NodeNameField,
     StrictFloatField,
     StrictIntegerField,
@@ -50,8 +51,8 @@ class PrelimRunInSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(choices=PrelimKind.choices)
     node = NodeNameField()
     streams = StrictIntegerField(min_value=1, max_value=MAX_STREAMS)
-    started = serializers.DateTimeField()
-    finished = serializers.DateTimeField(allow_null=True, required=False, default=None)
+    started = MomentField()
+    finished = MomentField(allow_null=True, required=False, default=None)
     points = PrelimPointSerializer(many=True, max_length=MAX_POINTS)
 
     def validate(self, attrs: dict) -> dict:

@@ -7,6 +7,7 @@ from rest_framework import serializers
 from webapp.results.api.fields import (
     ErrorTextField,
     FreeTextField,
+    MomentField,
     NodeNameField,
     StrictFloatField,
     StrictIntegerField,
@@ -74,8 +75,8 @@ class PhasesField(serializers.DictField):
 
 class TransferInSerializer(serializers.Serializer):
     index = StrictIntegerField(min_value=0, max_value=MAX_TRANSFERS)
-    start = serializers.DateTimeField()
-    end = serializers.DateTimeField()
+    start = MomentField()
+    end = MomentField()
     bytes = StrictIntegerField(min_value=0, max_value=MAX_BYTES)
     outcome = serializers.ChoiceField(choices=Outcome.choices)
     error_class = serializers.ChoiceField(
@@ -191,8 +192,8 @@ class MeasurementInSerializer(serializers.Serializer):
         help_text="The destination node's link capacity: kept on the node; null: not known (any "
         "capacity kept before is forgotten); absent: leave the node's as it is.",
     )
-    started = serializers.DateTimeField()
-    finished = serializers.DateTimeField()
+    started = MomentField()
+    finished = MomentField()
     throughput_gbps = StrictFloatField(
         allow_null=True,
         required=False,
