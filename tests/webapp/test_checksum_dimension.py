@@ -167,7 +167,8 @@ def test_maddash_reads_one_checksum_at_a_time(anonymous, ingest, ingest_checksum
     check = anonymous.get(
         "/maddash/grids/https/a/b/8%20streams", {"checksum": "adler32", "auth": "x509"}
     ).json()
-    assert check["checksum"] == "adler32" and check["description"].endswith("a to b (adler32)")
+    assert check["checksum"] == "adler32"
+    assert check["description"].endswith("a to b (x509, native, adler32)")
     assert check["history"][0]["returnParams"]["Average"] == pytest.approx(2.0)
     grids = anonymous.get("/maddash/grids/", {"checksum": "adler32"}).json()["grids"]
     assert grids == [{"name": "https", "uri": "/maddash/grids/https?checksum=adler32"}]

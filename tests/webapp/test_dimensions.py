@@ -197,6 +197,7 @@ def test_a_maddash_check_and_the_grid_list_take_the_dimensions(anonymous, ingest
     assert len(chosen["history"]) == 1 and chosen["auth"] == "token"
     assert chosen["history"][0]["returnParams"]["Average"] == pytest.approx(1.0)
     assert chosen["uri"].endswith("?auth=token")
+    assert chosen["description"].endswith("a to b (token, native)")
     grids = anonymous.get("/maddash/grids/", {"auth": "token"}).json()["grids"]
     assert grids == [{"name": "https", "uri": "/maddash/grids/https?auth=token"}]
     assert anonymous.get("/maddash/grids/", {"client": "gfal2"}).json()["grids"] == []

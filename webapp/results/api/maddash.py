@@ -236,7 +236,11 @@ def check_document(check: CheckHistory) -> dict:
     current state is the latest measurement's; history is newest first."""
     grid, row, col = check.grid, check.row, check.col
     dimensions = {"auth": check.auth, "client": check.client, "checksum": check.checksum}
-    changed = [v for k, v in dimensions.items() if v != DIMENSION_DEFAULTS[k]]
+    # Off the defaults: '(token, native)' as before the checksum existed, its value after.
+    named = [check.auth, check.client]
+    if check.checksum != DIMENSION_DEFAULTS["checksum"]:
+        named.append(check.checksum)
+    off_defaults = any(v != DIMENSION_DEFAULTS[k] for k, v in dimensions.items())
 
     def result(m: dict | None) -> dict:
         if m is None:
@@ -273,7 +277,7 @@ def check_document(check: CheckHistory) -> dict:
         "checkName": label,
         **dimensions,
         "description": f"{grid} third-party-copy throughput with {label}, {row} to {col}"
-        + (f" ({', '.join(changed)})" if changed else ""),
+        + (f" ({', '.join(named)})" if off_defaults else ""),
         "prevCheckTime": current["prevCheckTime"],
         "nextCheckTime": None,
         "status": current["status"],
