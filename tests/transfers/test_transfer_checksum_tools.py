@@ -14,19 +14,16 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 import stat
-import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from ca.authority import CertificateAuthority
 from orchestrator.endpoints import source_name
 from orchestrator.lab.inventory import LabInventory
-from orchestrator.lab.lifecycle import start_lab, stop_lab
+from orchestrator.lab.temporary import temporary_lab
 from orchestrator.lab.topology import NETNS, LabNetwork
 from orchestrator.measurement.record import MeasurementRecord
 from orchestrator.measurement.run import run_measurement
@@ -47,15 +44,11 @@ IDS = [f"{protocol}-{client}" for protocol, client in TOOLS]
 
 @pytest.fixture(scope="module")
 def lab() -> Iterator[LabInventory]:
-    home = Path(tempfile.mkdtemp(prefix="tpcbench-checksum-tools-", dir="/dev/shm"))
-    home.chmod(0o755)  # the lab's server account must reach it
-    CertificateAuthority.init(home / "ca")
-    inventory = start_lab(home, 2, FILE_SIZE, mode=NETNS, network=NETWORK)
-    try:
+    with temporary_lab("tpcbench-checksum-tools-", 2, FILE_SIZE, mode=NETNS, network=NETWORK) as (
+        _,
+        inventory,
+    ):
         yield inventory
-    finally:
-        stop_lab(home)
-        shutil.rmtree(home, ignore_errors=True)
 
 
 def measure(

@@ -9,17 +9,14 @@ its content's fails with `checksum-mismatch` although every byte arrived.
 from __future__ import annotations
 
 import asyncio
-import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from ca.authority import CertificateAuthority
 from orchestrator.endpoints import source_name
 from orchestrator.lab.inventory import LabInventory
-from orchestrator.lab.lifecycle import start_lab, stop_lab
+from orchestrator.lab.temporary import temporary_lab
 from orchestrator.lab.topology import NETNS, LabNetwork
 from orchestrator.measurement.record import MeasurementRecord
 from orchestrator.measurement.run import run_measurement
@@ -45,15 +42,11 @@ IDS = ["https-pull-x509", "https-push-x509", "https-pull-token", "root-x509"]
 
 @pytest.fixture(scope="module")
 def lab() -> Iterator[LabInventory]:
-    home = Path(tempfile.mkdtemp(prefix="tpcbench-checksum-lab-", dir="/dev/shm"))
-    home.chmod(0o755)
-    CertificateAuthority.init(home / "ca")
-    inventory = start_lab(home, 2, FILE_SIZE, mode=NETNS, network=NETWORK)
-    try:
+    with temporary_lab("tpcbench-checksum-lab-", 2, FILE_SIZE, mode=NETNS, network=NETWORK) as (
+        _,
+        inventory,
+    ):
         yield inventory
-    finally:
-        stop_lab(home)
-        shutil.rmtree(home, ignore_errors=True)
 
 
 def measure(

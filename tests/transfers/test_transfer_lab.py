@@ -9,17 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from ca.authority import CertificateAuthority
 from orchestrator.endpoints import source_name
 from orchestrator.lab.inventory import LabInventory
-from orchestrator.lab.lifecycle import start_lab, stop_lab
+from orchestrator.lab.temporary import temporary_lab
 from orchestrator.lab.topology import NETNS, LabNetwork
 from orchestrator.measurement.run import remove_destination_files, run_measurement
 from orchestrator.measurement.spec import MeasurementRequest, destination_name
@@ -32,15 +29,11 @@ NETWORK = LabNetwork(prefix="tpctr", subnet_offset=160)
 
 @pytest.fixture(scope="module")
 def lab() -> Iterator[LabInventory]:
-    home = Path(tempfile.mkdtemp(prefix="tpcbench-transfers-lab-", dir="/dev/shm"))
-    home.chmod(0o755)  # the lab's server account must reach it
-    CertificateAuthority.init(home / "ca")
-    inventory = start_lab(home, 2, FILE_SIZE, mode=NETNS, network=NETWORK)
-    try:
+    with temporary_lab("tpcbench-transfers-lab-", 2, FILE_SIZE, mode=NETNS, network=NETWORK) as (
+        _,
+        inventory,
+    ):
         yield inventory
-    finally:
-        stop_lab(home)
-        shutil.rmtree(home, ignore_errors=True)
 
 
 def md5(path: Path) -> str:
