@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import zlib
 from pathlib import Path
 
 import pytest
@@ -28,7 +29,7 @@ from orchestrator.lab.run_record import LabRun
 from orchestrator.measurement.run import run_measurement
 from orchestrator.measurement.spec import MeasurementRequest, destination_name
 from orchestrator.servers.layout import SERVER_UID
-from orchestrator.servers.source_file import source_path
+from orchestrator.servers.source_file import source_path, stored_adler32
 from tests.support.podman import run_podman
 from tests.support.podman_lab import LAB_FILE_SIZE, PodmanLab
 from tests.support.refusals import (
@@ -76,6 +77,27 @@ def test_tpc_between_two_containers_delivers_the_exact_bytes(
         written.unlink()
     # the RTT comes from the probe container in lab-1's namespace
     assert record.rtt_ms is not None and 0 < record.rtt_ms < 50
+
+
+@pytest.mark.parametrize("protocol", ["https", "gridftp", "root"])
+def test_the_containers_servers_take_the_checksum_step(
+    podman_lab: PodmanLab, protocol: str
+) -> None:
+    """The image's servers answer digests (XRootD: `xrootd.chksum`, from the one
+    configuration; GridFTP: CKSM), and the source's stored digest is the content's."""
+    src, dst = podman_lab.inventory.nodes
+    record = asyncio.run(
+        run_measurement(
+            MeasurementRequest.between(
+                src, dst, protocol, 2, checksum="adler32", transfers=2, file_size=LAB_FILE_SIZE
+            ),
+            creds=podman_lab.inventory.client, timeout=120,
+        )
+    )  # fmt: skip
+    assert (record.succeeded, record.failed) == (2, 0), [t.message for t in record.transfers]
+    assert all(t.phases["checksum"] > 0 for t in record.transfers)
+    source = source_path(podman_lab.host_data_root(src.name), LAB_FILE_SIZE)
+    assert stored_adler32(source) == zlib.adler32(source.read_bytes())
 
 
 def test_a_missing_source_is_a_not_found_failure(podman_lab: PodmanLab) -> None:
