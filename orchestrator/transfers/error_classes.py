@@ -11,12 +11,14 @@ from orchestrator.transfers.record import ErrorClass
 # connection), then the missing file, then TLS/GSI trust before generic auth (GSI trust
 # failures also say "Authentication Failed").
 _PATTERNS: tuple[tuple[ErrorClass, re.Pattern[str]], ...] = (
-    # The copy completed and its checksum step compared two different digests (a tool's
-    # own words for it: gfal2, globus-url-copy).
+    # The copy completed and its checksum step compared two different digests, in each
+    # client's words: gfal2 ("CHECKSUM MISMATCH", "do not match"), globus-url-copy
+    # ("checksum verification failure for ..."), XrdCl ("[ERROR] CheckSum error").
     (
         "checksum-mismatch",
         re.compile(
-            r"checksum (?:mismatch|verification failed|values? (?:do(?:es)? not|don't) match)|"
+            r"checksum (?:mismatch|verification fail(?:ed|ure)|error\b|"
+            r"values? (?:do(?:es)? not|don't) match)|"
             r"checksums? (?:do(?:es)? not|don't) match|mismatch\b.*\bchecksum",
             re.I,
         ),

@@ -65,9 +65,6 @@ _ERROR = re.compile(r"gfal-copy error: (\d+) \(([^)]*)\) - ", re.S)
 # A server that closed the connection mid-handshake or mid-answer is gone, not a trust
 # failure, though davix words it "SSL ... unexpected eof".
 _PEER_GONE = re.compile(r"unexpected eof|could not read status line", re.I)
-# XrdCl's words (root://) when its copy job compared two different digests (errCheckSumError;
-# gfal2 2.21 passes it on as errno 84). gfal2's own: "... CHECKSUM MISMATCH ...".
-_XRDCL_CHECKSUM_MISMATCH = re.compile(r"\[ERROR\] CheckSum error")
 # What gfal2's errno says when its message names nothing our patterns know.
 _ERRNO_CLASSES: dict[int, ErrorClass] = {
     errno.ENOENT: "not-found",
@@ -172,8 +169,6 @@ def gfal_outcome(
     message = " ".join(" ".join(x for x in said if not XRDCL_LOG_LINE.match(x)).split())
     text = stderr[found.end() :]
     error_class = "killed" if _PEER_GONE.search(text) else classify_message(text)
-    if _XRDCL_CHECKSUM_MISMATCH.search(text):
-        error_class = "checksum-mismatch"
     if error_class == "remote-failure":
         error_class = _ERRNO_CLASSES.get(int(found.group(1)), "remote-failure")
     if error_class == "connect" and XRDCL_SESSION_LOST.search(stderr[: found.start()]):

@@ -29,8 +29,6 @@ from orchestrator.transfers.urls import gsiftp_url
 
 # `-vb` prints e.g. "    8388608 bytes        8.00 MB/sec avg        8.00 MB/sec inst".
 _VB_PROGRESS = re.compile(r"^\s*(\d+) bytes\s+[\d.]+ \S+ avg")
-# globus-url-copy's words when the two digests differ (globus_gass_copy 10.12).
-_CHECKSUM_MISMATCH = re.compile(r"checksum verification failure for ")
 # Its algorithm names for ours.
 _ALGORITHMS: dict[Checksum, str] = {"adler32": "ADLER32"}
 
@@ -111,9 +109,7 @@ def globus_url_copy_outcome(
     returncode: int | None, timed_out: bool, stderr: str, timeout: float
 ) -> dict[str, str | None]:
     """Error class (None: success) and message from the exit and what the tool said besides
-    its transcript; its checksum verification failure is a `checksum-mismatch`."""
+        its transcript (its checksum verification failure is a `checksum-mismatch`, as
+    error_classes words it)."""
     verdict = without_transcript(stderr)
-    outcome = outcome_of(returncode, timed_out, verdict, timeout)
-    if outcome["error_class"] is not None and _CHECKSUM_MISMATCH.search(verdict):
-        outcome["error_class"] = "checksum-mismatch"
-    return outcome
+    return outcome_of(returncode, timed_out, verdict, timeout)

@@ -15,6 +15,21 @@ from orchestrator.transfers.root import xrdcp_outcome
 @pytest.mark.parametrize(
     ("message", "expected"),
     [
+        # the checksum step: each client's words for two different digests (captured on
+        # the lab), and a refusal to give a digest, which is no mismatch
+        ("adler32 mismatch: source 0badc0de, destination c7219f13", "checksum-mismatch"),
+        (
+            "error: [globus_l_gass_copy_verify_cksm]: checksum verification failure for "
+            "'gsiftp://10.99.231.2:2811/data/x': got '00000001', expected 'c7219f13'",
+            "checksum-mismatch",
+        ),
+        (
+            "DESTINATION CHECKSUM MISMATCH Source and destination ADLER32 do not match "
+            "(0badc0de != c7219f13)",
+            "checksum-mismatch",
+        ),
+        ("Error on XrdCl::CopyProcess::Run(): [ERROR] CheckSum error", "checksum-mismatch"),
+        ("[3010] Unable to checksum /tokens/tpcbench-x; permission denied", "auth"),
         # XRootD HTTP-TPC failure lines
         ('Remote side failed with status code 404; error message: "Unable to open"', "not-found"),
         ("Remote side failed with status code 403", "auth"),
