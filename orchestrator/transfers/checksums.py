@@ -72,5 +72,5 @@ def compare_digests(algorithm: str, source: str, destination: str) -> None:
     if normalized(algorithm, source) != normalized(algorithm, destination):
         raise ChecksumStepError(
             "checksum-mismatch",
-            f"{algorithm} mismatch: source {source}, destination {destination}",
+            f"{algorithm} checksum mismatch: source {source}, destination {destination}",
         )

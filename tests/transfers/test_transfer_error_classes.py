@@ -17,7 +17,7 @@ from orchestrator.transfers.root import xrdcp_outcome
     [
         # the checksum step: each client's words for two different digests (captured on
         # the lab), and a refusal to give a digest, which is no mismatch
-        ("adler32 mismatch: source 0badc0de, destination c7219f13", "checksum-mismatch"),
+        ("adler32 checksum mismatch: source 0badc0de, destination c7219f13", "checksum-mismatch"),
         (
             "error: [globus_l_gass_copy_verify_cksm]: checksum verification failure for "
             "'gsiftp://10.99.231.2:2811/data/x': got '00000001', expected 'c7219f13'",
