@@ -76,6 +76,10 @@ class TransferObservation:
     start: float
     timeline: PhaseTimeline
     progress: list[ProgressPoint] = field(default_factory=list)
+    # what the tool learned of redirectors: the data servers that served each end, the hops
+    source_server: str | None = None
+    destination_server: str | None = None
+    redirects: int = 0
 
     @classmethod
     def begin(
@@ -128,4 +132,7 @@ class TransferObservation:
             progress=self.progress,
             phases=self.timeline.durations(end),
             first_progress=self.timeline.first_progress,
+            source_server=self.source_server,
+            destination_server=self.destination_server,
+            redirects=self.redirects,
         )

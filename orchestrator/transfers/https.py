@@ -42,6 +42,9 @@ Mode = Literal["pull", "push"]
 OtherLeg = Literal["macaroon", "anonymous"]
 # Connection setup gets its own bound so a dead host is "connect", not a 10-minute "timeout".
 CONNECT_TIMEOUT = 30.0
+# A redirector answers a COPY with one of these and a Location: the data server to ask.
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+MAX_REDIRECTS = 5  # local, regional, global redirectors and back down, with room to spare
 
 
 def client_ssl_context(creds: ClientCredentials, auth: Auth = "x509") -> ssl.SSLContext:
@@ -228,23 +231,28 @@ class HttpsTpc(TransferTool):
         request, timeline, clock = seen.request, seen.timeline, seen.request.clock
         response_at: list[float] = []
         trace = phase_trace(timeline, clock, response_at)
-        async with (
-            httpx.AsyncClient(
-                verify=client_ssl_context(request.creds, request.auth),
-                timeout=httpx.Timeout(None, connect=CONNECT_TIMEOUT),
-            ) as client,
-            client.stream("COPY", target, headers=headers, extensions={"trace": trace}) as response,
-        ):
-            if response.is_success:
-                # The server accepted the COPY and starts the copy: nothing has moved yet.
-                # (XRootD 5.5's first perf marker comes with these headers; with several
-                # streams it counts bytes scheduled, not moved, so its count is not used.)
-                timeline.begin_streaming(response_at[-1] if response_at else clock.now())
-            async for text in response.aiter_text():
-                for _marker in parser.feed(text):
-                    seen.progressed(parser.total_bytes)
-            parser.close()
-            timeline.enter("close", clock.now())  # the verdict is in: only teardown is left
+        async with httpx.AsyncClient(
+            verify=client_ssl_context(request.creds, request.auth),
+            timeout=httpx.Timeout(None, connect=CONNECT_TIMEOUT),
+        ) as client:
+            while True:
+                async with client.stream(
+                    "COPY", target, headers=headers, extensions={"trace": trace}
+                ) as response:
+                    location = response.headers.get("Location")
+                    if not (
+                        response.status_code in REDIRECT_STATUSES
+                        and location
+                        and seen.redirects < MAX_REDIRECTS
+                    ):
+                        await self._read_copy(seen, response, response_at, parser)
+                        break
+                # A redirector sent the COPY on: its hops are the `redirect` phase, the data
+                # server it named gets the COPY (and serves this end).
+                timeline.redirected(clock.now())
+                seen.redirects += 1
+                target = str(response.url.join(location))
+        self._note_servers(seen, target, parser)
         if response.status_code >= 300:
             detail = parser.last_line or response.reason_phrase
             return (
@@ -263,6 +271,43 @@ class HttpsTpc(TransferTool):
         if succeeded:
             return True, None, text
         return False, classify_message(text), text
+
+    def _note_servers(
+        self, seen: TransferObservation, target: str, parser: PerfMarkerParser
+    ) -> None:
+        """Through redirectors, which data server served each end: the one that took the
+        COPY (its URL after the redirects) and the one it copied with (the perf markers'
+        remote connection). Host to host, neither is noted: each end is the one addressed."""
+        other = seen.request.src if self.mode == "pull" else seen.request.dst
+        there = parser.remote_connections[0] if parser.remote_connections else None
+        if seen.redirects == 0 and (there is None or there.rpartition(":")[0] == other.address):
+            return
+        took = httpx.URL(target)
+        here = f"{took.host}:{took.port}"
+        if self.mode == "pull":
+            seen.destination_server, seen.source_server = here, there
+        else:
+            seen.source_server, seen.destination_server = here, there
+
+    async def _read_copy(
+        self,
+        seen: TransferObservation,
+        response: httpx.Response,
+        response_at: list[float],
+        parser: PerfMarkerParser,
+    ) -> None:
+        """The COPY's answer as it streams: the perf markers, then the verdict line."""
+        timeline, clock = seen.timeline, seen.request.clock
+        if response.is_success:
+            # The server accepted the COPY and starts the copy: nothing has moved yet.
+            # (XRootD 5.5's first perf marker comes with these headers; with several
+            # streams it counts bytes scheduled, not moved, so its count is not used.)
+            timeline.begin_streaming(response_at[-1] if response_at else clock.now())
+        async for text in response.aiter_text():
+            for _marker in parser.feed(text):
+                seen.progressed(parser.total_bytes)
+        parser.close()
+        timeline.enter("close", clock.now())  # the verdict is in: only teardown is left
 
 
 async def https_digest(

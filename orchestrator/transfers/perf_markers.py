@@ -26,6 +26,9 @@ class PerfMarkerParser:
     _block: dict[str, str] | None = None
     _stripe_bytes: dict[int, int] = field(default_factory=dict)
     _last_line: str = ""
+    # The server's connections to the other end (`RemoteConnections: tcp:ADDR:PORT,...`),
+    # as the latest marker gives them: which server the other end really was.
+    remote_connections: list[str] = field(default_factory=list)
 
     def feed(self, text: str) -> list[PerfMarker]:
         """Consume a chunk; return the markers it completed."""
@@ -90,4 +93,8 @@ class PerfMarkerParser:
             return None  # a malformed marker is skipped, the verdict still decides
         self._stripe_bytes[marker.stripe_index] = marker.stripe_bytes
         self.markers.append(marker)
+        remote = block.get("RemoteConnections", "")
+        peers = [p.removeprefix("tcp:") for p in remote.split(",") if p.strip()]
+        if peers:
+            self.remote_connections = peers
         return marker

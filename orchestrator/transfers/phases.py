@@ -14,9 +14,12 @@ from orchestrator.transfers.record import ProgressPoint
 
 # In the order a transfer goes through them; a tool uses those its protocol has.
 # `authorize`: an x509 HTTP-TPC copy first asks the other server for a macaroon (macaroons.py).
+# `redirect`: the request went to a redirector first; from then until the request goes to
+# the final data server (`redirected`), whatever the hops cost.
 # `checksum`: after the copy, both servers' digests asked and compared (checksums.py).
 PHASES: tuple[str, ...] = (
     "authorize",
+    "redirect",
     "connect",
     "handshake",
     "request",
@@ -52,6 +55,20 @@ class PhaseTimeline:
         # Stamps from different sources (a trace hook, pipe reads) may tie or cross by
         # microseconds; a phase never begins before the one it ends.
         self._marks.append((phase, max(at, self._marks[-1][1])))
+
+    def redirected(self, at: float) -> None:
+        """The server asked sent the request on to another (a redirector's 3xx): all since
+        the request first went out (after any `authorize`) becomes one `redirect` phase, and
+        the next server's connection begins at `at`. Once per hop; before the first
+        progress only."""
+        if self.first_progress is not None:
+            raise ValueError("a redirect after data began to flow")
+        first = next(
+            (i for i, (phase, _) in enumerate(self._marks) if phase != "authorize"),
+            len(self._marks),
+        )
+        began = self._marks[first][1] if first < len(self._marks) else at
+        self._marks[first:] = [("redirect", began), ("connect", max(at, began))]
 
     def begin_streaming(self, at: float, moved: int = 0) -> None:
         """The first progress: data starts to flow, `moved` bytes already moved. Once only."""

@@ -82,6 +82,11 @@ class TransferRecord:
     # has the phases it reached. The first progress: when data began to flow, bytes by then.
     phases: dict[str, float] = field(default_factory=dict)
     first_progress: ProgressPoint | None = None
+    # Through redirectors: the data server ("host:port", as the client saw it) that served
+    # each end, when learned, and the redirects followed.
+    source_server: str | None = None
+    destination_server: str | None = None
+    redirects: int = 0
 
     @property
     def duration(self) -> float:
@@ -118,4 +123,8 @@ class TransferRecord:
             "progress": [[round(p.elapsed, 3), p.bytes] for p in self.progress],
             "phases": {name: round(seconds, 6) for name, seconds in self.phases.items()},
             "streaming_gbps": None if (rate := self.streaming_gbps) is None else round(rate, 6),
+            # only when there is something to say: a transfer between hosts says nothing new
+            **({"source_server": self.source_server} if self.source_server else {}),
+            **({"destination_server": self.destination_server} if self.destination_server else {}),
+            **({"redirects": self.redirects} if self.redirects else {}),
         }

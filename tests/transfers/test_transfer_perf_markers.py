@@ -48,3 +48,15 @@ def test_malformed_marker_is_skipped_not_fatal() -> None:
     parser.close()
     assert parser.markers == []
     assert parser.verdict == (True, "Created")
+
+
+def test_the_remote_connection_names_the_server_at_the_other_end() -> None:
+    parser = PerfMarkerParser()
+    parser.feed(marker(0, 100))
+    assert parser.remote_connections == ["127.0.0.1:19441"]
+    parser.feed(
+        marker(0, 200).replace("tcp:127.0.0.1:19441", "tcp:10.99.2.2:1094,tcp:10.99.2.2:1094")
+    )
+    assert parser.remote_connections == ["10.99.2.2:1094", "10.99.2.2:1094"]
+    parser.feed("Perf Marker\nStripe Bytes Transferred: 300\nEnd\n")  # no connections said
+    assert parser.remote_connections == ["10.99.2.2:1094", "10.99.2.2:1094"]

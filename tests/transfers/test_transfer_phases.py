@@ -300,3 +300,40 @@ def test_xrdcl_log_counts_a_security_handshake_when_the_server_asks_for_one() ->
     durations = timeline.durations(end=0.011)
     assert list(durations) == ["connect", "handshake", "request"]
     assert durations == approx({"connect": 0.001, "handshake": 0.009, "request": 0.001})
+
+
+def test_a_redirect_turns_everything_since_the_first_request_into_one_redirect_phase() -> None:
+    timeline = PhaseTimeline(start=0.0, first="authorize")  # x509: the macaroon first
+    timeline.enter("connect", 0.2)  # the redirector
+    timeline.enter("handshake", 0.3)
+    timeline.enter("request", 0.4)
+    timeline.redirected(1.4)  # its 307 (after its lookup): the data server is next
+    timeline.enter("handshake", 1.5)
+    timeline.enter("request", 1.6)
+    timeline.redirected(1.9)  # a second hop adds to the same phase
+    timeline.enter("request", 2.0)
+    timeline.begin_streaming(2.1)
+    phases = timeline.durations(end=3.0)
+    assert list(phases) == ["authorize", "redirect", "connect", "request", "streaming"]
+    assert phases == approx(
+        {"authorize": 0.2, "redirect": 1.7, "connect": 0.1, "request": 0.1, "streaming": 0.9}
+    )
+    assert sum(phases.values()) == pytest.approx(3.0)
+    with pytest.raises(ValueError, match="after data began"):
+        timeline.redirected(2.5)
+
+
+def test_a_redirect_before_any_other_phase_starts_the_redirect_phase_at_the_start() -> None:
+    timeline = PhaseTimeline(start=5.0)
+    timeline.redirected(5.5)
+    assert timeline.durations(end=6.0) == approx({"redirect": 0.5, "connect": 0.5})
+
+
+def test_the_data_servers_and_redirects_are_in_the_json_only_when_learned() -> None:
+    host_to_host = record({"connect": 0.1, "streaming": 1.0}, ProgressPoint(0.1, 0), 10)
+    assert not {"source_server", "destination_server", "redirects"} & set(host_to_host.to_json())
+    through_a_site = record({"redirect": 0.3, "streaming": 1.0}, ProgressPoint(0.3, 0), 10)
+    through_a_site.destination_server, through_a_site.redirects = "10.99.3.2:1094", 1
+    entry = through_a_site.to_json()
+    assert (entry["destination_server"], entry["redirects"]) == ("10.99.3.2:1094", 1)
+    assert "source_server" not in entry
