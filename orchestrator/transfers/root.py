@@ -90,12 +90,16 @@ class XrootdTpc(TransferTool):
         argv = xrdcp_argv(request)
         seen = TransferObservation.begin(request, self.name, argv[-2], argv[-1])
         env = xrdcp_environment(request.creds, request.src, request.dst)
-        result = await run_process(
-            argv,
-            env=env,
-            timeout=request.timeout,
-            on_stderr_line=XrdclLog(seen.timeline, request.clock).feed,
+        log = XrdclLog(
+            seen.timeline,
+            request.clock,
+            source=root_server(request.src),
+            destination=root_server(request.dst),
         )
+        result = await run_process(argv, env=env, timeout=request.timeout, on_stderr_line=log.feed)
+        seen.redirects = log.redirects
+        seen.source_server = log.servers.get("source")
+        seen.destination_server = log.servers.get("destination")
         succeeded = result.returncode == 0 and not result.timed_out
         outcome = xrdcp_outcome(result.returncode, result.timed_out, result.stderr, request.timeout)
         if succeeded and request.checksum != "none":

@@ -337,3 +337,44 @@ def test_the_data_servers_and_redirects_are_in_the_json_only_when_learned() -> N
     entry = through_a_site.to_json()
     assert (entry["destination_server"], entry["redirects"]) == ("10.99.3.2:1094", 1)
     assert "source_server" not in entry
+
+
+# xrdcp 5.5.3 --tpc only to a site's manager (127.0.0.1:19802), which sent the destination's
+# open on to its data server 127.0.0.1:19803 (lines and moments from a real run, shortened)
+XRDCL_THROUGH_A_MANAGER = "\n".join(
+    f"{moment} {xrdcl(category, text)}"
+    for moment, category, text in [
+        (0.000, "PostMaster", "Creating new channel to: root://127.0.0.1:19802/"),
+        (0.001, "XRootDTransport", "[127.0.0.1:19802.0] Logged in, session: 0100"),
+        (0.002, "ExDbgMsg", "[127.0.0.1:19802] MsgHandler created: 0xa1 (message: kXR_stat )."),
+        (
+            10.00,
+            "ExDbgMsg",
+            "[127.0.0.1:19802] Retry at server MsgHandler: 0xa1 (message: kXR_stat",
+        ),
+        (12.00, "ExDbgMsg", "[127.0.0.1:19802] MsgHandler created: 0xb2 (message: " + DST_OPEN),
+        (
+            12.01,
+            "ExDbgMsg",
+            "[127.0.0.1:19803] Retry at server MsgHandler: 0xb2 (message: " + DST_OPEN,
+        ),
+        (12.01, "PostMaster", "Creating new channel to: root://127.0.0.1:19803/?xrdcl.intent=tpc"),
+        (12.02, "XRootDTransport", "[127.0.0.1:19803.0] Logged in, session: 0200"),
+        (12.03, "ExDbgMsg", f"[127.0.0.1:19803] Calling MsgHandler: 0xb2 (message: {DST_OPEN} )"),
+        (12.04, "ExDbgMsg", f"[127.0.0.1:19801] Calling MsgHandler: 0xc3 (message: {SRC_OPEN} )"),
+        (12.05, "ExDbgMsg", "[127.0.0.1:19803] MsgHandler created: 0xd4 (message: kXR_sync )."),
+        (12.10, "ExDbgMsg", "[127.0.0.1:19803] Calling MsgHandler: 0xd4 (message: kXR_sync )"),
+    ]
+)
+
+
+def test_xrdcl_retried_at_another_host_is_a_redirect_to_the_data_server_of_that_end() -> None:
+    clock, timeline = ScriptedClock(), PhaseTimeline(start=0.0)
+    log = XrdclLog(timeline, clock, source="127.0.0.1:19801", destination="127.0.0.1:19802")
+    feed(log, clock, XRDCL_THROUGH_A_MANAGER)
+    assert (log.redirects, log.servers) == (1, {"destination": "127.0.0.1:19803"})
+    phases = timeline.durations(end=12.2)
+    # the manager's wait (its lookup of the new name) and its redirect: one phase
+    assert phases["redirect"] == pytest.approx(12.01)
+    assert list(phases)[:3] == ["redirect", "connect", "request"]
+    assert phases["streaming"] == pytest.approx(0.05)
