@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from orchestrator.lab.cluster_lifecycle import (
 from orchestrator.lab.paper_profile import AUTO, LabChoice, choose_lab
 from orchestrator.lab.paper_profile import PROFILES as LAB_PROFILES
 from orchestrator.lab.runtime import PROCESS, RUNTIMES
+from orchestrator.lab.sites import parse_sites, site_matrix
 from orchestrator.lab.topology import MODES, node_name
 from orchestrator.lab.wan_profile import (
     DEFAULT_CONGESTION_CONTROL,
@@ -46,6 +48,11 @@ def _largest_rtt_ms(spec: str, nodes: int) -> float:
     return max(matrix.rtt_ms.values(), default=0.0)
 
 
+def _largest_site_rtt_ms(sites: str) -> Callable[[str, int], float]:
+    names = [name for name, _ in parse_sites(sites)]
+    return lambda spec, _nodes: max(site_matrix(spec, names).rtt_ms.values(), default=0.0)
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "lab",
@@ -65,6 +72,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         + " (docs/reproduce.md)",
     )
     up.add_argument("--nodes", type=int, metavar="N", help="number of nodes (default 3)")
+    up.add_argument(
+        "--sites",
+        default=None,
+        metavar="SITE:M,...",
+        help="sites instead of nodes, e.g. ucsd:3,unl:2: hosts <site>-1..M behind one shared "
+        "uplink per site, --rtt between sites (its matrix file names sites); netns only",
+    )
+    up.add_argument(
+        "--site-link-gbit",
+        type=_rate,
+        default=None,
+        metavar="RATE",
+        help="cap each site's uplink, shared by its hosts, e.g. 1, 2.5G, 500mbit (tbf)",
+    )
     up.add_argument(
         "--file-size",
         type=size_argument,
@@ -169,6 +190,8 @@ def _up(args: argparse.Namespace) -> int:
     network = LabNetwork.from_environment()
     if args.base_port is not None:
         network = replace(network, base_port=args.base_port)
+    if args.sites is not None and (args.nodes is not None or args.profile or args.kubernetes):
+        raise UserError("--sites gives the hosts itself: drop --nodes, --profile and --kubernetes")
     if args.profile and args.kubernetes:
         raise UserError(
             f"--profile {args.profile} is for a lab of servers (tpcbench reproduce runs on it); "
@@ -181,7 +204,7 @@ def _up(args: argparse.Namespace) -> int:
         link_gbit=args.link_capacity,
         tcp_buffer=args.tcp_buffer,
         file_size=args.file_size,
-        largest_rtt_ms=_largest_rtt_ms,
+        largest_rtt_ms=_largest_site_rtt_ms(args.sites) if args.sites else _largest_rtt_ms,
     )
     tcp = _tcp_settings(args, choice)
     if args.kubernetes:
@@ -203,6 +226,8 @@ def _up(args: argparse.Namespace) -> int:
         rtt=choice.rtt,
         tcp=tcp,
         profile=choice.record(),
+        sites=args.sites,
+        site_link_gbit=args.site_link_gbit,
     )
     print(
         f"lab up: {len(inventory.nodes)} nodes ({inventory.mode} mode, {inventory.runtime} "
@@ -347,6 +372,12 @@ def _print_table(inventory: LabInventory) -> None:
         print(
             f"{node.name:<8} {node.address:<15} {ports['https']:>6} {ports['root']:>6} "
             f"{ports['gridftp']:>8}  {verdict or 'unknown'}"
+        )
+    for site, about in inventory.sites.items():
+        rdr, cap = about["redirector"], about["uplink_gbps"]
+        print(
+            f"site {site}: {', '.join(about['hosts'])} on {about['lan']}, uplink "
+            f"{f'{cap:g} Gbit/s' if cap else 'uncapped'}; {rdr['name']} {rdr['address']} reserved"
         )
     print(f"client certificate: {inventory.client.cert}")
     if inventory.profile:

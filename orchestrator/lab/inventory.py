@@ -10,6 +10,8 @@ its "rtt" maps each other node to {"target_ms", "measured_ms", "within_target"} 
 with an emulated WAN, `lab up --rtt`). "wan" holds the WAN settings, the delay program's state
 and when the RTTs were last measured. "profile" says which `lab up --profile` the lab runs,
 which of its settings were given instead (`given`), and the numbers behind its file size.
+A site lab (`lab up --sites`) adds "sites": {name: {"hosts", "lan", "uplink_gbps",
+"router_netns", "redirector": {"name", "address", "netns", "state"}}}, and each node its "site".
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ class LabInventory:
     wan: dict[str, Any] = field(default_factory=dict)  # settings, delay_line, rtt_measured_at
     token_issuer: dict[str, str] = field(default_factory=dict)  # url, health
     profile: dict[str, Any] = field(default_factory=dict)  # lab up --profile: name, given, ...
+    sites: dict[str, Any] = field(default_factory=dict)  # lab up --sites: site name -> layout
 
     def node(self, name: str) -> Endpoint:
         for endpoint in self.nodes:
@@ -77,6 +80,7 @@ class LabInventory:
         return pairs
 
     def to_json(self) -> dict[str, Any]:
+        sites = {"sites": self.sites} if self.sites else {}  # a node lab's JSON stays as it was
         return {
             "nodes": [
                 {
@@ -95,6 +99,7 @@ class LabInventory:
             "wan": self.wan,
             "token_issuer": self.token_issuer,
             "profile": self.profile,
+            **sites,
         }
 
     @classmethod
@@ -115,6 +120,7 @@ class LabInventory:
             wan=data.get("wan", {}),
             token_issuer=data.get("token_issuer", {}),
             profile=data.get("profile") or {},
+            sites=data.get("sites") or {},
         )
 
 

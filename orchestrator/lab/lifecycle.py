@@ -35,6 +35,8 @@ from orchestrator.lab.preflight import check_host_ports_free, check_reachable_by
 from orchestrator.lab.run_record import LabRun
 from orchestrator.lab.runtime import PROCESS, Runtime
 from orchestrator.lab.runtime_registry import make_runtime
+from orchestrator.lab.site_network import build_sites, check_sites_free
+from orchestrator.lab.sites import SiteLayout, plan_sites
 from orchestrator.lab.token_issuer import (
     issuer_address,
     issuer_health,
@@ -43,20 +45,11 @@ from orchestrator.lab.token_issuer import (
 )
 from orchestrator.lab.token_trust import trust_in_namespace
 from orchestrator.lab.topology import LOOPBACK, MODES, NETNS, LabNetwork, NodePlan, plan_nodes
-from orchestrator.lab.wan import (
-    check_wan_tools,
-    refresh_wan,
-    start_wan,
-    stop_wan,
-)
+from orchestrator.lab.wan import check_wan_tools, refresh_wan, start_wan, stop_wan
 from orchestrator.lab.wan_profile import RttMatrix, TcpSettings, rtt_matrix
 from orchestrator.paths import tpcbench_home
 from orchestrator.servers import render_grid_mapfile
-from orchestrator.servers.access import (
-    hosts_dn_prefix,
-    new_macaroon_secret,
-    render_xrootd_gridmap,
-)
+from orchestrator.servers.access import hosts_dn_prefix, new_macaroon_secret, render_xrootd_gridmap
 from orchestrator.servers.source_file import (
     SOURCE_MODE,
     ensure_token_source,
@@ -95,6 +88,8 @@ def start_lab(
     rtt: str | None = None,
     tcp: TcpSettings | None = None,
     profile: dict[str, Any] | None = None,
+    sites: str | None = None,
+    site_link_gbit: float | None = None,
 ) -> LabInventory:
     """Start `nodes` lab nodes (xrootd + gridftp each) and return their inventory.
 
@@ -103,15 +98,20 @@ def start_lab(
     `rate_gbit` caps each node's link; `rtt` (uniform:30ms, prp, a matrix file) emulates a
     WAN between the nodes (wan.py); `tcp` is every node's congestion control and buffers;
     `profile` (`lab up --profile`: {"name": ..., ...}) is kept in the run record and inventory.
+    `sites` ("ucsd:3,unl:2", instead of `nodes`) puts the hosts behind one uplink per site,
+    capped at `site_link_gbit`, with `rtt` between sites (sites.py, site_network.py).
     On any failure everything already started is taken down again before raising.
     """
     home = Path(home or tpcbench_home())
     mode = choose_mode(mode)
     network = network or LabNetwork.from_environment()
-    plans = plan_nodes(nodes, mode, network)
+    layout = plan_sites(sites, mode, network) if sites is not None else None
+    plans = layout.hosts if layout else plan_nodes(nodes, mode, network)
+    if site_link_gbit is not None and (layout is None or site_link_gbit <= 0):
+        raise UserError("--site-link-gbit needs --sites and a positive rate")
     if file_size <= 0:
         raise UserError(f"--file-size must be a positive number of bytes, not {file_size}")
-    matrix = check_links(mode, plans, rate_gbit, rtt, tcp)
+    matrix = check_links(mode, plans, rate_gbit, rtt, tcp, layout)
     check_no_lab_running(home)
     servers = make_runtime(runtime)
     servers.preflight(mode)
@@ -120,7 +120,9 @@ def start_lab(
         ca = CertificateAuthority.load(ca_dir)
     except CAError as exc:
         raise UserError(str(exc)) from None
-    if mode == NETNS:
+    if layout is not None:
+        check_sites_free(layout, network)
+    elif mode == NETNS:
         check_netns_free(plans, network)
     else:
         check_host_ports_free(plans)
@@ -137,7 +139,7 @@ def start_lab(
     )
     record.save()
     try:
-        links = _Links(rate_gbit, matrix, tcp or TcpSettings())
+        links = _Links(rate_gbit, matrix, tcp or TcpSettings(), layout, site_link_gbit)
         return _build(home, record, plans, servers, ca, ca_dir, file_size, links, profile or {})
     except (OSError, CAError) as exc:
         stop_lab(home)
@@ -153,6 +155,7 @@ def check_links(
     rate_gbit: float | None,
     rtt: str | None,
     tcp: TcpSettings | None,
+    layout: SiteLayout | None = None,
 ) -> RttMatrix | None:
     """The link options make sense for this mode; the RTT matrix they ask for."""
     if rate_gbit is not None and rate_gbit <= 0:
@@ -161,7 +164,10 @@ def check_links(
         raise UserError("--link-capacity needs netns mode (root): loopback cannot be shaped")
     if (rtt is not None or tcp is not None) and mode != NETNS:
         raise UserError("--rtt and TCP settings need netns mode (root): loopback has no WAN")
-    matrix = rtt_matrix(rtt, [p.name for p in plans]) if rtt is not None else None
+    if rtt is None:
+        matrix = None
+    else:  # a site lab's --rtt names sites: each host pair takes its sites' RTT
+        matrix = layout.host_matrix(rtt) if layout else rtt_matrix(rtt, [p.name for p in plans])
     if mode == NETNS:  # the defaults too: bbr may not be allowed in a namespace here
         (tcp or TcpSettings()).validate()
     if matrix is not None:
@@ -218,6 +224,8 @@ class _Links:
     rate_gbit: float | None
     matrix: RttMatrix | None
     tcp: TcpSettings
+    sites: SiteLayout | None = None
+    uplink_gbit: float | None = None
 
     def settings(self) -> dict[str, Any]:
         """The inventory's "wan" section (the delay program's state is added by wan.py)."""
@@ -244,7 +252,12 @@ def _build(
 ) -> LabInventory:
     network = record.network
     account = servers.server_account()
-    if record.mode == NETNS:
+    if links.sites is not None:
+        rtt = links.matrix.spec if links.matrix else None
+        build_sites(
+            record, links.sites, network, links.rate_gbit, links.uplink_gbit, links.tcp, rtt
+        )
+    elif record.mode == NETNS:
         create_network(record, plans, network, links.rate_gbit, links.tcp)
         if links.matrix is not None:
             start_wan(record, plans, network, links.matrix)
@@ -299,6 +312,7 @@ def _build(
                 data_root=servers.served_data_root(files),
                 host_dn=host.subject_dn,
                 netns=plan.netns,
+                site=plan.site,
                 labels={"lab": network.prefix},
                 link_gbps=links.rate_gbit,
                 tcp_buffer=links.tcp.buffer_max if plan.netns is not None else None,
@@ -316,6 +330,7 @@ def _build(
         wan=links.settings(),
         token_issuer={"url": issuer.url, "health": issuer_health(issuer.url, ca.certdir)},
         profile=profile,
+        sites=links.sites.describe(links.uplink_gbit) if links.sites else {},
     )
     inventory = replace(
         inventory, health={e.name: probe_node(e, client, file_size) for e in endpoints}

@@ -85,27 +85,12 @@ def create_network(
     """Router namespace, one namespace per node, host link; recorded before each step."""
     tcp = tcp or TcpSettings()
     router = network.router_namespace
-    _add_namespace(record, router)
-    run(in_namespace(router, "sysctl", "-qw", "net.ipv4.ip_forward=1"))
-
-    host_if = network.host_interface
-    record.host_interfaces.append(host_if)
-    record.save()
-    run(["ip", "link", "add", host_if, "type", "veth", "peer", "name", "uplink", "netns", router])
-    run(["ip", "addr", "add", f"{network.host_address}/24", "dev", host_if])
-    run(["ip", "link", "set", host_if, "up"])
-    run(
-        in_namespace(
-            router, "ip", "addr", "add", f"{network.router_uplink_address}/24", "dev", "uplink"
-        )
-    )
-    run(in_namespace(router, "ip", "link", "set", "uplink", "up"))
-
-    hosts_file = _hosts_file(plans)
+    create_router(record, network)
+    hosts_file = hosts_file_for(plans)
     for plan in plans:
         assert plan.netns and plan.router_interface and plan.gateway and plan.subnet
-        _add_namespace(record, plan.netns)
-        _write_etc_netns(record, plan, hosts_file)
+        add_namespace(record, plan.netns)
+        write_etc_netns(record, plan, hosts_file)
         rif = plan.router_interface
         veth = ["type", "veth", "peer", "name", "eth0", "netns", plan.netns]
         run(["ip", "link", "add", rif, "netns", router, *veth])
@@ -123,18 +108,37 @@ def create_network(
             run(in_namespace(router, "tc", "qdisc", "replace", "dev", rif, "root", *tbf))
 
 
-def _add_namespace(record: LabRun, name: str) -> None:
+def create_router(record: LabRun, network: LabNetwork) -> None:
+    """The router namespace (forwarding) and the host's link to it."""
+    router = network.router_namespace
+    add_namespace(record, router)
+    run(in_namespace(router, "sysctl", "-qw", "net.ipv4.ip_forward=1"))
+    host_if = network.host_interface
+    record.host_interfaces.append(host_if)
+    record.save()
+    run(["ip", "link", "add", host_if, "type", "veth", "peer", "name", "uplink", "netns", router])
+    run(["ip", "addr", "add", f"{network.host_address}/24", "dev", host_if])
+    run(["ip", "link", "set", host_if, "up"])
+    run(
+        in_namespace(
+            router, "ip", "addr", "add", f"{network.router_uplink_address}/24", "dev", "uplink"
+        )
+    )
+    run(in_namespace(router, "ip", "link", "set", "uplink", "up"))
+
+
+def add_namespace(record: LabRun, name: str) -> None:
     record.namespaces.append(name)
     record.save()
     run(["ip", "netns", "add", name])
     run(in_namespace(name, "ip", "link", "set", "lo", "up"))
 
 
-def _hosts_file(plans: Sequence[NodePlan]) -> str:
+def hosts_file_for(plans: Sequence[NodePlan]) -> str:
     return "127.0.0.1 localhost\n" + "".join(f"{p.address} {p.name}\n" for p in plans)
 
 
-def _write_etc_netns(record: LabRun, plan: NodePlan, hosts_file: str) -> None:
+def write_etc_netns(record: LabRun, plan: NodePlan, hosts_file: str) -> None:
     """Per-namespace /etc/hosts and an empty resolv.conf: names resolve without any DNS."""
     assert plan.netns
     folder = ETC_NETNS / plan.netns

@@ -97,6 +97,7 @@ class NodePlan:
     gateway: str | None = None  # the router's address on this node's link
     subnet: str | None = None
     dns_names: list[str] = field(default_factory=list)
+    site: str | None = None  # `lab up --sites`: the site whose LAN the node is on (sites.py)
 
 
 def node_name(index: int) -> str:

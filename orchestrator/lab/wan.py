@@ -91,6 +91,20 @@ def start_wan(
 ) -> None:
     """Start the delay program in the router, wait until it holds its queues, add the rules."""
     queues = delay_queues(plans, matrix)
+    rules = [
+        (a.address + "/32", b.address + "/32", queue_number(a, b))
+        for a in plans
+        for b in plans
+        if a is not b and queue_number(a, b) in queues
+    ]
+    start_delay_line(record, network, queues, rules)
+
+
+def start_delay_line(
+    record: LabRun, network: LabNetwork, queues: dict[int, float], rules: list[tuple[str, str, int]]
+) -> None:
+    """The delay program holding `queues` (number -> one-way ms) and the NFQUEUE rules
+    (source, destination, queue) sending the router's forwarded packets into them."""
     if not queues:
         return  # every RTT is 0: nothing to delay
     program = delayline_program()
@@ -105,17 +119,11 @@ def start_wan(
     record.delay_line = process
     record.save()
     _wait_until_bound(process, stats, log)
-    rules = ["*filter", f":{CHAIN} - [0:0]", f"-A FORWARD -j {CHAIN}"]
-    for a in plans:
-        for b in plans:
-            if a is not b and queue_number(a, b) in queues:
-                rules.append(
-                    f"-A {CHAIN} -s {a.address}/32 -d {b.address}/32 "
-                    f"-j NFQUEUE --queue-num {queue_number(a, b)}"
-                )
-    rules.append("COMMIT")
+    lines = ["*filter", f":{CHAIN} - [0:0]", f"-A FORWARD -j {CHAIN}"]
+    lines += [f"-A {CHAIN} -s {src} -d {dst} -j NFQUEUE --queue-num {q}" for src, dst, q in rules]
+    lines.append("COMMIT")
     argv = in_namespace(network.router_namespace, "iptables-restore", "--noflush")
-    done = subprocess.run(argv, input="\n".join(rules) + "\n", capture_output=True, text=True)
+    done = subprocess.run(argv, input="\n".join(lines) + "\n", capture_output=True, text=True)
     if done.returncode != 0:
         detail = (done.stderr or done.stdout).strip().splitlines()
         raise UserError(f"iptables-restore in the router failed: {detail[-1] if detail else '?'}")

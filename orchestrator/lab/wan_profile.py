@@ -211,7 +211,9 @@ def _matrix_from_entries(
     known = set(nodes)
     given: dict[tuple[str, str], float] = {}
     for src, dst, raw in entries:
-        if not re.fullmatch(r"lab-\d+", src) or not re.fullmatch(r"lab-\d+", dst) or src == dst:
+        named = {src, dst} <= known  # a site lab's matrix names its sites (lab up --sites)
+        lab_pair = re.fullmatch(r"lab-\d+", src) and re.fullmatch(r"lab-\d+", dst)
+        if not (named or lab_pair) or src == dst:
             raise UserError(f"{origin}: {src} -> {dst} is not a pair of lab nodes (lab-1, ...)")
         if src in known and dst in known:  # a matrix may cover more nodes than the lab has
             given[(src, dst)] = parse_duration_ms(raw, f"RTT {src} -> {dst}")

@@ -1,0 +1,195 @@
+"""Sites of several hosts behind one uplink each: pure planning, no side effects.
+
+`lab up --sites ucsd:3,unl:2` (netns mode only). With S sites and subnet offset o:
+
+    10.99.o.0/24        host <-> WAN router link (as in a node lab)
+    10.99.(o+1).0/24    uplinks: site s's router has 10.99.(o+1).(4s+2)/30, the WAN router
+                        10.99.(o+1).(4s+1)/30 on its interface s<s>
+    10.99.(o+1+s).0/24  site s's LAN, a bridge in the site's router namespace:
+                        .1 the site router, .2 the redirector host <site>-rdr (reserved),
+                        .(10+i) data-server host <site>-<i>
+
+Namespaces: `<prefix>-router` (the WAN router, where the delay program runs), `<prefix>-<site>-gw`
+(the site's router: its LAN bridge and its one uplink, shaped to the site's capacity both
+ways), `<prefix>-<site>-<i>` (hosts) and `<prefix>-<site>-rdr` (created and on the LAN, nothing
+started in it yet). Hosts of a site talk over the bridge (no WAN delay, no uplink); traffic
+between sites crosses both uplinks and the WAN router, which delays it by the pair's RTT.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from orchestrator.endpoints import DEFAULT_PORTS
+from orchestrator.errors import UserError
+from orchestrator.lab.topology import NETNS, NETNS_DATA_PORTS, LabNetwork, NodePlan
+from orchestrator.lab.wan_profile import RttMatrix, rtt_matrix
+
+SITE_NAME = re.compile(r"^[a-z][a-z0-9]{0,7}$")
+MAX_SITES = 20
+MAX_HOSTS_PER_SITE = 50
+FIRST_HOST_OCTET = 10
+REDIRECTOR_OCTET = 2
+
+
+@dataclass(frozen=True)
+class SitePlan:
+    """One site: its name, hosts, reserved redirector and the addresses of its uplink."""
+
+    index: int  # 1.. in the order given
+    name: str
+    hosts: tuple[NodePlan, ...]
+    redirector: NodePlan  # reserved: namespace and address, no servers yet
+    router_namespace: str
+    lan: str  # the LAN's /24
+    gateway: str  # the site router's LAN address
+    uplink_address: str  # the site router's end of its uplink
+    wan_address: str  # the WAN router's end
+    wan_interface: str  # the uplink's name in the WAN router
+
+    def describe(self, uplink_gbps: float | None) -> dict[str, Any]:
+        """The inventory's entry for this site."""
+        return {
+            "hosts": [h.name for h in self.hosts],
+            "lan": self.lan,
+            "uplink_gbps": uplink_gbps,
+            "router_netns": self.router_namespace,
+            "redirector": {
+                "name": self.redirector.name,
+                "address": self.redirector.address,
+                "netns": self.redirector.netns,
+                "state": "reserved",  # nothing runs there yet
+            },
+        }
+
+
+@dataclass(frozen=True)
+class SiteLayout:
+    """Every site of a lab, and the hosts in the order they become lab nodes."""
+
+    sites: tuple[SitePlan, ...]
+
+    @property
+    def hosts(self) -> list[NodePlan]:
+        return [h for s in self.sites for h in s.hosts]
+
+    @property
+    def names(self) -> list[str]:
+        return [s.name for s in self.sites]
+
+    def site_of(self, host: str) -> SitePlan:
+        return next(s for s in self.sites if any(h.name == host for h in s.hosts))
+
+    def all_members(self) -> list[NodePlan]:
+        """Hosts and reserved redirectors: everything with an address on a site LAN."""
+        return [m for s in self.sites for m in (*s.hosts, s.redirector)]
+
+    def namespaces(self) -> list[str]:
+        return [s.router_namespace for s in self.sites] + [
+            m.netns for m in self.all_members() if m.netns
+        ]
+
+    def subnets(self) -> list[str]:
+        return [self.sites[0].uplink_address.rsplit(".", 1)[0] + ".0/24"] + [
+            s.lan for s in self.sites
+        ]
+
+    def host_matrix(self, spec: str) -> RttMatrix:
+        """The RTT of every host pair: the sites' RTT between sites, 0 (the LAN) within one."""
+        between = site_matrix(spec, self.names)
+        pairs = {}
+        for a in self.hosts:
+            for b in self.hosts:
+                if a is b:
+                    continue
+                same = a.site == b.site
+                pairs[(a.name, b.name)] = 0.0 if same else between.target(a.site, b.site)  # type: ignore[arg-type]
+        placed = {h.name: between.sites[h.site] for h in self.hosts if h.site in between.sites}
+        return RttMatrix(spec, pairs, placed)
+
+    def describe(self, uplink_gbps: float | None) -> dict[str, dict[str, Any]]:
+        return {s.name: s.describe(uplink_gbps) for s in self.sites}
+
+
+def site_matrix(spec: str, sites: Sequence[str]) -> RttMatrix:
+    """An --rtt SPEC read over site names (a matrix file names sites instead of lab-N)."""
+    return rtt_matrix(spec, list(sites))
+
+
+def parse_sites(text: str) -> list[tuple[str, int]]:
+    """'ucsd:3,unl:2' -> [("ucsd", 3), ("unl", 2)]; UserError naming what is wrong."""
+    sites: list[tuple[str, int]] = []
+    for part in (p.strip() for p in text.split(",")):
+        name, _, count = part.partition(":")
+        if not SITE_NAME.match(name) or not count.strip().isdigit():
+            raise UserError(
+                f"--sites entry {part!r} is not <site>:<hosts>; write e.g. ucsd:3,unl:2 "
+                "(site names: a lowercase letter, then up to 7 lowercase letters or digits)"
+            )
+        hosts = int(count)
+        if not 1 <= hosts <= MAX_HOSTS_PER_SITE:
+            raise UserError(f"site {name} needs 1 to {MAX_HOSTS_PER_SITE} hosts, not {hosts}")
+        if name in (s for s, _ in sites):
+            raise UserError(f"site {name} is given twice in --sites")
+        if name in ("regional", "global"):
+            raise UserError(f"{name!r} names a redirector level; give the site another name")
+        sites.append((name, hosts))
+    if not 1 <= len(sites) <= MAX_SITES:
+        raise UserError(f"--sites takes 1 to {MAX_SITES} sites, not {len(sites)}")
+    return sites
+
+
+def plan_sites(text: str, mode: str, network: LabNetwork) -> SiteLayout:
+    """The layout of `--sites TEXT` (see the module docstring); netns mode only."""
+    if mode != NETNS:
+        raise UserError(
+            "--sites needs netns mode (root): a site's hosts share one shaped uplink, which "
+            "loopback cannot emulate"
+        )
+    wanted = parse_sites(text)
+    network.validate(len(wanted) + 1)  # prefix, and room for the uplinks' and LANs' /24s
+    transit = network.subnet_offset + 1
+    sites = []
+    index = 0
+    for s, (name, count) in enumerate(wanted, start=1):
+        lan = network.subnet_offset + 1 + s
+        gateway = f"10.99.{lan}.1"
+        hosts = []
+        for i in range(1, count + 1):
+            index += 1
+            hosts.append(_member(network, name, str(i), index, lan, FIRST_HOST_OCTET + i))
+        sites.append(
+            SitePlan(
+                index=s,
+                name=name,
+                hosts=tuple(hosts),
+                redirector=_member(network, name, "rdr", 0, lan, REDIRECTOR_OCTET),
+                router_namespace=f"{network.prefix}-{name}-gw",
+                lan=f"10.99.{lan}.0/24",
+                gateway=gateway,
+                uplink_address=f"10.99.{transit}.{4 * s + 2}",
+                wan_address=f"10.99.{transit}.{4 * s + 1}",
+                wan_interface=f"s{s}",
+            )
+        )
+    return SiteLayout(tuple(sites))
+
+
+def _member(network: LabNetwork, site: str, suffix: str, index: int, lan: int, octet: int):
+    name = f"{site}-{suffix}"
+    return NodePlan(
+        index=index,
+        name=name,
+        address=f"10.99.{lan}.{octet}",
+        ports=dict(DEFAULT_PORTS),
+        data_ports=NETNS_DATA_PORTS,
+        netns=f"{network.prefix}-{name}",
+        router_interface=f"h{suffix}",  # the bridge port in the site router
+        gateway=f"10.99.{lan}.1",
+        subnet=f"10.99.{lan}.0/24",
+        dns_names=[name],
+        site=site,
+    )
