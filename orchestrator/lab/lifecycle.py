@@ -23,13 +23,7 @@ from orchestrator.lab.inventory import (
     save_inventory,
 )
 from orchestrator.lab.kube.cluster_lab import stop_cluster
-from orchestrator.lab.network import (
-    create_network,
-    destroy_network,
-    existing_namespaces,
-    host_routes_overlapping,
-    listeners_in,
-)
+from orchestrator.lab.network import check_netns_free, create_network, destroy_network
 from orchestrator.lab.node_files import AccessFiles, NodeFiles, copy_certdir, own, prepare_node_dir
 from orchestrator.lab.preflight import check_host_ports_free, check_reachable_by
 from orchestrator.lab.run_record import LabRun
@@ -185,35 +179,6 @@ def check_no_lab_running(home: Path) -> None:
         raise UserError(
             f"a lab is already running from {lab_dir(home)} ({started} nodes, {running.mode} "
             f"mode, {running.runtime} runtime); stop it with: tpcbench lab down"
-        )
-
-
-def check_netns_free(plans: Sequence[NodePlan], network: LabNetwork) -> None:
-    present = existing_namespaces()
-    for plan in plans:
-        if plan.netns not in present:
-            continue
-        taken = listeners_in(plan.netns, list(plan.ports.values()))
-        if taken:
-            port, who = next(iter(taken.items()))
-            raise UserError(
-                f"port {port} in network namespace {plan.netns} is already taken by {who}; "
-                f"stop it, or remove the namespace with: ip netns del {plan.netns}"
-            )
-        raise UserError(
-            f"network namespace {plan.netns} already exists (left over?); remove it with: "
-            f"ip netns del {plan.netns}, or set TPCBENCH_LAB_PREFIX to another prefix"
-        )
-    if network.router_namespace in present:
-        raise UserError(
-            f"network namespace {network.router_namespace} already exists (left over?); "
-            f"remove it with: ip netns del {network.router_namespace}"
-        )
-    overlapping = host_routes_overlapping(plans, network)
-    if overlapping:
-        raise UserError(
-            f"this host already routes the lab's subnet ({overlapping[0].strip()}); remove "
-            "that route, or pick another range with TPCBENCH_LAB_SUBNET_OFFSET=<0-250>"
         )
 
 

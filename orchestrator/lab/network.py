@@ -75,6 +75,35 @@ def host_routes_overlapping(plans: Sequence[NodePlan], network: LabNetwork) -> l
     return [line for line in output.splitlines() if line.split()[0] in ours]
 
 
+def check_netns_free(plans: Sequence[NodePlan], network: LabNetwork) -> None:
+    present = existing_namespaces()
+    for plan in plans:
+        if plan.netns not in present:
+            continue
+        taken = listeners_in(plan.netns, list(plan.ports.values()))
+        if taken:
+            port, who = next(iter(taken.items()))
+            raise UserError(
+                f"port {port} in network namespace {plan.netns} is already taken by {who}; "
+                f"stop it, or remove the namespace with: ip netns del {plan.netns}"
+            )
+        raise UserError(
+            f"network namespace {plan.netns} already exists (left over?); remove it with: "
+            f"ip netns del {plan.netns}, or set TPCBENCH_LAB_PREFIX to another prefix"
+        )
+    if network.router_namespace in present:
+        raise UserError(
+            f"network namespace {network.router_namespace} already exists (left over?); "
+            f"remove it with: ip netns del {network.router_namespace}"
+        )
+    overlapping = host_routes_overlapping(plans, network)
+    if overlapping:
+        raise UserError(
+            f"this host already routes the lab's subnet ({overlapping[0].strip()}); remove "
+            "that route, or pick another range with TPCBENCH_LAB_SUBNET_OFFSET=<0-250>"
+        )
+
+
 def create_network(
     record: LabRun,
     plans: Sequence[NodePlan],
