@@ -1,5 +1,6 @@
 """Server configuration shared by the lab and the container images: one source per server."""
 
+from orchestrator.servers.cluster_roles import ClusterPlace, CmsDelay, cmsd_command
 from orchestrator.servers.gridftp import (
     GridftpSettings,
     gridftp_command,
@@ -16,8 +17,11 @@ from orchestrator.servers.xrootd import (
 )
 
 __all__ = [
+    "ClusterPlace",
+    "CmsDelay",
     "GridftpSettings",
     "XrootdSettings",
+    "cmsd_command",
     "gridftp_command",
     "gridftp_environment",
     "render_grid_mapfile",

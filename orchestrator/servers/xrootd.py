@@ -29,6 +29,7 @@ from pathlib import Path
 
 from ca.tokens import ANY_AUDIENCE
 from orchestrator.servers.access import render_authdb
+from orchestrator.servers.cluster_roles import STANDALONE, ClusterPlace, listen_lines
 
 XROOTD_BINARY = "xrootd"
 XRDCP_BINARY = "xrdcp"
@@ -74,10 +75,17 @@ class XrootdSettings:
     # For bench/ only (what authentication costs; never the default, no CLI flag): no
     # authentication or authorization at all, as before the servers were secured.
     open_access: bool = False
+    # Standalone, or a manager / data server / meta-manager of a cluster (cluster_roles.py).
+    cluster: ClusterPlace = STANDALONE
 
     def __post_init__(self) -> None:
         if self.open_access and self.token_issuer is not None:
             raise ValueError("an open-access server takes no token issuer: it checks nothing")
+        if self.cluster.clustered and self.https_port != self.root_port:
+            raise ValueError(
+                f"a cluster's {self.cluster.role} serves HTTPS on its xroot port (redirects "
+                f"name that port): https_port {self.https_port} must be root_port {self.root_port}"
+            )
 
 
 def render_xrootd_config(settings: XrootdSettings) -> str:
@@ -89,8 +97,7 @@ def render_xrootd_config(settings: XrootdSettings) -> str:
         f"oss.localroot {s.data_root}",
         f"all.adminpath {s.run_dir}",
         f"all.pidpath {s.run_dir}",
-        f"xrd.port {s.root_port}",
-        f"xrd.protocol XrdHttp:{s.https_port} libXrdHttp.so",
+        *listen_lines(s.cluster, s.root_port, s.https_port),
         f"xrd.tls {s.host_cert} {s.host_key}",
         f"xrd.tlsca certdir {s.certdir}",
         "http.exthandler xrdtpc libXrdHttpTPC.so",
