@@ -26,7 +26,7 @@ from typing import Any
 from orchestrator.endpoints import DEFAULT_PORTS
 from orchestrator.errors import UserError
 from orchestrator.lab.topology import NETNS, NETNS_DATA_PORTS, LabNetwork, NodePlan
-from orchestrator.lab.wan_profile import RttMatrix, rtt_matrix
+from orchestrator.lab.wan_profile import PROFILES, RttMatrix, derived_rtt_ms, rtt_matrix
 
 SITE_NAME = re.compile(r"^[a-z][a-z0-9]{0,7}$")
 MAX_SITES = 20
@@ -115,8 +115,20 @@ class SiteLayout:
 
 
 def site_matrix(spec: str, sites: Sequence[str]) -> RttMatrix:
-    """An --rtt SPEC read over site names (a matrix file names sites instead of lab-N)."""
-    return rtt_matrix(spec, list(sites))
+    """An --rtt SPEC read over site names (a matrix file names sites instead of lab-N); with a
+    profile, a lab site named like one of its sites (ucsd, unl, ...) stands there, the others
+    take the profile's remaining sites in order."""
+    if spec.strip() not in PROFILES:
+        return rtt_matrix(spec, list(sites))
+    known = PROFILES[spec.strip()]
+    if len(sites) > len(known):
+        raise UserError(f"the {spec} profile has {len(known)} sites; give {len(known)} or fewer")
+    by_name = {site.name.lower(): site for site in known}
+    placed = {name: by_name[name] for name in sites if name in by_name}
+    spare = iter(site for site in known if site not in placed.values())
+    placed |= {name: next(spare) for name in sites if name not in placed}
+    pairs = {(a, b): derived_rtt_ms(placed[a], placed[b]) for a in sites for b in sites if a != b}
+    return RttMatrix(spec.strip(), pairs, {name: site.name for name, site in placed.items()})
 
 
 def parse_sites(text: str) -> list[tuple[str, int]]:

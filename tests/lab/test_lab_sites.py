@@ -21,9 +21,10 @@ from orchestrator.errors import UserError
 from orchestrator.lab import LabInventory, LabNetwork, start_lab, stop_lab
 from orchestrator.lab.inventory import inventory_path, load_inventory
 from orchestrator.lab.network import existing_namespaces
-from orchestrator.lab.sites import parse_sites, plan_sites
+from orchestrator.lab.sites import parse_sites, plan_sites, site_matrix
 from orchestrator.lab.topology import LOOPBACK, NETNS
 from orchestrator.lab.wan import measure_pair_rtts
+from orchestrator.lab.wan_profile import PRP_SITES, derived_rtt_ms
 from orchestrator.latency.target import rtt_within_target
 from tests.support.running_lab import make_home
 
@@ -75,6 +76,15 @@ def test_a_site_matrix_file_names_sites(tmp_path: Path) -> None:
     path.write_text("rtt_ms:\n  ucsd: {unl: 40ms}\n")
     matrix = plan_sites("ucsd:1,unl:2", NETNS, NETWORK).host_matrix(str(path))
     assert matrix.target("unl-2", "ucsd-1") == 40.0 and matrix.target("unl-1", "unl-2") == 0.0
+
+
+def test_the_prp_profile_places_sites_by_name() -> None:
+    matrix = site_matrix("prp", ["unl", "xyz", "ucsd"])
+    assert matrix.sites == {"unl": "UNL", "ucsd": "UCSD", "xyz": "Stanford"}
+    assert matrix.target("ucsd", "unl") == derived_rtt_ms(PRP_SITES[0], PRP_SITES[2])
+    assert matrix.target("xyz", "ucsd") == derived_rtt_ms(PRP_SITES[1], PRP_SITES[0])
+    layout = plan_sites("ucsd:2,unl:1", NETNS, NETWORK)
+    assert layout.host_matrix("prp").sites == {"ucsd-1": "UCSD", "ucsd-2": "UCSD", "unl-1": "UNL"}
 
 
 def test_sites_need_netns_and_room_in_the_subnets() -> None:
