@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from orchestrator.lab.cluster_lifecycle import (
 from orchestrator.lab.paper_profile import AUTO, LabChoice, choose_lab
 from orchestrator.lab.paper_profile import PROFILES as LAB_PROFILES
 from orchestrator.lab.runtime import PROCESS, RUNTIMES
-from orchestrator.lab.sites import parse_sites, site_matrix
+from orchestrator.lab.sites import largest_site_rtt_ms, site_lines
 from orchestrator.lab.topology import MODES, node_name
 from orchestrator.lab.wan_profile import (
     DEFAULT_CONGESTION_CONTROL,
@@ -46,11 +45,6 @@ def _buffer(text: str) -> int | str:
 def _largest_rtt_ms(spec: str, nodes: int) -> float:
     matrix = rtt_matrix(spec, [node_name(i) for i in range(1, nodes + 1)])
     return max(matrix.rtt_ms.values(), default=0.0)
-
-
-def _largest_site_rtt_ms(sites: str) -> Callable[[str, int], float]:
-    names = [name for name, _ in parse_sites(sites)]
-    return lambda spec, _nodes: max(site_matrix(spec, names).rtt_ms.values(), default=0.0)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -204,7 +198,7 @@ def _up(args: argparse.Namespace) -> int:
         link_gbit=args.link_capacity,
         tcp_buffer=args.tcp_buffer,
         file_size=args.file_size,
-        largest_rtt_ms=_largest_site_rtt_ms(args.sites) if args.sites else _largest_rtt_ms,
+        largest_rtt_ms=largest_site_rtt_ms(args.sites) if args.sites else _largest_rtt_ms,
     )
     tcp = _tcp_settings(args, choice)
     if args.kubernetes:
@@ -373,12 +367,8 @@ def _print_table(inventory: LabInventory) -> None:
             f"{node.name:<8} {node.address:<15} {ports['https']:>6} {ports['root']:>6} "
             f"{ports['gridftp']:>8}  {verdict or 'unknown'}"
         )
-    for site, about in inventory.sites.items():
-        rdr, cap = about["redirector"], about["uplink_gbps"]
-        print(
-            f"site {site}: {', '.join(about['hosts'])} on {about['lan']}, uplink "
-            f"{f'{cap:g} Gbit/s' if cap else 'uncapped'}; {rdr['name']} {rdr['address']} reserved"
-        )
+    for line in site_lines(inventory.sites):
+        print(line)
     print(f"client certificate: {inventory.client.cert}")
     if inventory.profile:
         given = inventory.profile.get("given") or []

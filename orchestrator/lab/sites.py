@@ -19,7 +19,7 @@ between sites crosses both uplinks and the WAN router, which delays it by the pa
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -100,13 +100,13 @@ class SiteLayout:
     def host_matrix(self, spec: str) -> RttMatrix:
         """The RTT of every host pair: the sites' RTT between sites, 0 (the LAN) within one."""
         between = site_matrix(spec, self.names)
-        pairs = {}
-        for a in self.hosts:
-            for b in self.hosts:
-                if a is b:
-                    continue
-                same = a.site == b.site
-                pairs[(a.name, b.name)] = 0.0 if same else between.target(a.site, b.site)  # type: ignore[arg-type]
+        site = {h.name: h.site or "" for h in self.hosts}
+        pairs = {
+            (a, b): 0.0 if site[a] == site[b] else between.target(site[a], site[b])
+            for a in site
+            for b in site
+            if a != b
+        }
         placed = {h.name: between.sites[h.site] for h in self.hosts if h.site in between.sites}
         return RttMatrix(spec, pairs, placed)
 
@@ -129,6 +129,26 @@ def site_matrix(spec: str, sites: Sequence[str]) -> RttMatrix:
     placed |= {name: next(spare) for name in sites if name not in placed}
     pairs = {(a, b): derived_rtt_ms(placed[a], placed[b]) for a in sites for b in sites if a != b}
     return RttMatrix(spec.strip(), pairs, {name: site.name for name, site in placed.items()})
+
+
+def largest_site_rtt_ms(sites: str) -> Callable[[str, int], float]:
+    """For `lab up --tcp-buffer auto` (paper_profile.choose_lab): an --rtt spec's largest RTT
+    between the sites of `--sites SITES`."""
+    names = [name for name, _ in parse_sites(sites)]
+    return lambda spec, _nodes: max(site_matrix(spec, names).rtt_ms.values(), default=0.0)
+
+
+def site_lines(sites: dict[str, dict[str, Any]]) -> list[str]:
+    """One line per site of an inventory's "sites" section, for `lab up` and `lab status`."""
+    lines = []
+    for site, about in sites.items():
+        rdr, cap = about["redirector"], about["uplink_gbps"]
+        uplink = f"{cap:g} Gbit/s" if cap else "uncapped"
+        lines.append(
+            f"site {site}: {', '.join(about['hosts'])} on {about['lan']}, uplink {uplink}; "
+            f"{rdr['name']} {rdr['address']} {rdr['state']}"
+        )
+    return lines
 
 
 def parse_sites(text: str) -> list[tuple[str, int]]:
@@ -190,7 +210,9 @@ def plan_sites(text: str, mode: str, network: LabNetwork) -> SiteLayout:
     return SiteLayout(tuple(sites))
 
 
-def _member(network: LabNetwork, site: str, suffix: str, index: int, lan: int, octet: int):
+def _member(
+    network: LabNetwork, site: str, suffix: str, index: int, lan: int, octet: int
+) -> NodePlan:
     name = f"{site}-{suffix}"
     return NodePlan(
         index=index,

@@ -11,17 +11,18 @@ import statistics
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from ca.authority import CertificateAuthority
-from orchestrator.endpoints import Endpoint
+from orchestrator.endpoints import ClientCredentials, Endpoint
 from orchestrator.errors import UserError
 from orchestrator.lab import LabInventory, LabNetwork, start_lab, stop_lab
 from orchestrator.lab.inventory import inventory_path, load_inventory
 from orchestrator.lab.network import existing_namespaces
-from orchestrator.lab.sites import parse_sites, plan_sites, site_matrix
+from orchestrator.lab.sites import parse_sites, plan_sites, site_lines, site_matrix
 from orchestrator.lab.topology import LOOPBACK, NETNS
 from orchestrator.lab.wan import measure_pair_rtts
 from orchestrator.lab.wan_profile import PRP_SITES, derived_rtt_ms
@@ -111,6 +112,27 @@ def test_sites_with_nodes_is_a_usage_error() -> None:
     )  # fmt: skip
     assert result.returncode == 2, result
     assert "--sites gives the hosts itself: drop --nodes" in result.stderr
+
+
+def test_lab_status_names_each_site_and_its_reserved_redirector() -> None:
+    layout = plan_sites("ucsd:2", NETNS, NETWORK)
+    assert site_lines(layout.describe(2.5)) == [
+        "site ucsd: ucsd-1, ucsd-2 on 10.99.227.0/24, uplink 2.5 Gbit/s; "
+        "ucsd-rdr 10.99.227.2 reserved"
+    ]
+    assert site_lines(layout.describe(None))[0].endswith(
+        "uplink uncapped; ucsd-rdr 10.99.227.2 reserved"
+    )
+
+
+def test_a_node_labs_inventory_json_has_no_sites_key(tmp_path: Path) -> None:
+    client = ClientCredentials(cert=tmp_path / "c", key=tmp_path / "k", certdir=tmp_path)
+    plain = LabInventory(nodes=[Endpoint(name="lab-1", address="10.99.1.2")], client=client,
+                         file_size=1)  # fmt: skip
+    assert "sites" not in plain.to_json() and plain.to_json()["nodes"][0]["site"] is None
+    sited = replace(plain, sites=plan_sites("ucsd:1", NETNS, NETWORK).describe(None))
+    assert LabInventory.from_json(json.loads(json.dumps(sited.to_json()))).sites == sited.sites
+    assert LabInventory.from_json(plain.to_json()).sites == {}
 
 
 def test_endpoint_site_round_trips_and_old_inventories_load() -> None:
