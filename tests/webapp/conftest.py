@@ -139,3 +139,35 @@ def chromium() -> Iterator:
             yield browser
         finally:
             browser.close()
+
+
+@pytest.fixture
+def site_payload() -> Callable[..., dict]:
+    """A payload (webapp_payloads.payload, with phases) of a measurement between sites
+    (issue 23): `src_site`/`dst_site` and `scope` as sent, and each successful transfer
+    served by data server `<site>-<i>:1094` of each end after `redirects` redirects, the
+    first `redirect_s` of its connect phase spent in the phase `redirect`."""
+
+    def build(
+        *,
+        src_site: str = "ucsd",
+        dst_site: str = "unl",
+        scope: str = "host",
+        redirects: int = 1,
+        redirect_s: float = 0.05,
+        **kwargs,
+    ) -> dict:
+        body = payload(phases=True, **kwargs)
+        body.update(scope=scope, src_site=src_site, dst_site=dst_site)
+        for i, transfer in enumerate(body["transfers"]):
+            phases = transfer["phases"]
+            if transfer["outcome"] != "success":
+                continue
+            phases["connect"] -= redirect_s
+            phases["redirect"] = redirect_s
+            transfer["source_server"] = f"{src_site}-{1 + i % 2}:1094"
+            transfer["destination_server"] = f"{dst_site}-{1 + i % 2}:1094"
+            transfer["redirects"] = redirects
+        return body
+
+    return build

@@ -44,9 +44,10 @@ def mesh(reporter, ingest, ingest_checksum) -> str:
 
 def test_phases_in_the_orchestrators_order_with_authorize_as_setup() -> None:
     assert PHASE_ORDER == (
-        "authorize", "connect", "handshake", "request", "streaming", "poll", "close", "checksum",
+        "authorize", "redirect", "connect", "handshake", "request", "streaming", "poll", "close",
+        "checksum",
     )  # fmt: skip
-    assert SETUP_PHASES == ("authorize", "connect", "handshake", "request")
+    assert SETUP_PHASES == ("authorize", "redirect", "connect", "handshake", "request")
     phases = {"checksum": 0.3, "streaming": 1.0, "connect": 0.2, "authorize": 0.1, "x": 0.0}
     assert phase_names(phases) == ["authorize", "connect", "streaming", "checksum", "x"]
     assert setup_s(phases) == pytest.approx(0.3)  # the checksum step is no setup

@@ -13,6 +13,7 @@ from django.core.signals import request_finished, request_started
 from django.db import close_old_connections, transaction
 from hypothesis import settings
 from rest_framework.test import APIClient
+from schemathesis import GenerationMode
 from schemathesis.config import SchemathesisConfig
 
 from tests.support.schema_rules import satisfy_cross_field_rules
@@ -22,7 +23,24 @@ from webapp.tpcbench_web.wsgi import application
 
 CONFIG = SchemathesisConfig.from_path(Path(__file__).with_name("schemathesis.toml"))
 schema = schemathesis.openapi.from_wsgi("/api/schema/", application, config=CONFIG)
-schema.hook("map_case")(satisfy_cross_field_rules)
+
+
+def with_site_rule(context, case):
+    """satisfy_cross_field_rules, and one rule of issue 23 it does not have yet: a site-scope
+    measurement names both sites (requested of tests/support/schema_rules.py's owner)."""
+    case = satisfy_cross_field_rules(context, case)
+    positive = case.meta is not None and case.meta.generation.mode == GenerationMode.POSITIVE
+    if not positive or (case.method.upper(), case.path) != ("POST", "/api/v1/measurements/"):
+        return case
+    for item in case.body if isinstance(case.body, list) else [case.body]:
+        if isinstance(item, dict) and item.get("scope") == "site":
+            for end, site in (("src_site", "a"), ("dst_site", "b")):
+                if item.get(end) is None:
+                    item[end] = site
+    return case
+
+
+schema.hook("map_case")(with_site_rule)
 
 
 def test_schema_is_openapi_3_and_names_the_design_endpoints(client):

@@ -15,10 +15,12 @@ from webapp.results.choices import DIMENSION_CHOICES, DIMENSION_DEFAULTS
 from webapp.results.phases import phase_names
 
 # Okabe-Ito colours (colour-blind safe), one per protocol; RTT in neutral grey.
-# Phases, in the order they happen: setup in yellow, blues and grey, data flowing in green,
-# the ending in orange and purple, the checksum step after the copy in vermillion.
+# Phases, in the order they happen: setup in yellow, black (following a redirector to the data
+# server: Okabe-Ito's last colour), blues and grey, data flowing in green, the ending in
+# orange and purple, the checksum step after the copy in vermillion.
 PHASE_COLOURS = {
     "authorize": "#F0E442",
+    "redirect": "#000000",
     "connect": "#56B4E9",
     "handshake": "#0072B2",
     "request": "#999999",

@@ -31,6 +31,18 @@ class Checksum(models.TextChoices):
     ADLER32 = "adler32", "adler32 of source and destination compared, as FTS does"
 
 
+class Scope(models.TextChoices):
+    """What a measurement's ends are (orchestrator --scope): two hosts, or two sites (the
+    copy addressed to a site's redirector, which sends it to one of its data servers)."""
+
+    HOST = "host", "Host to host"
+    SITE = "site", "Site to site, through the sites' redirectors"
+
+
+# A site's name (docs/sites.md): a short word, as the lab and the chart name sites.
+SITE_NAME_PATTERN = r"^[a-z][a-z0-9]{0,7}$"
+
+
 # Besides the protocol, what a measurement is of: the grids, plots and aggregates read one
 # value of each at a time, these defaults unless asked (so figures without them stay as
 # they were), in this order in labels and query strings.

@@ -4,6 +4,7 @@ from datetime import UTC, datetime
 
 import django_filters
 from django import forms
+from django.db.models import Q
 from django_filters.fields import IsoDateTimeField
 from drf_spectacular.utils import extend_schema_field
 
@@ -15,6 +16,7 @@ from webapp.results.choices import (
     Client,
     PrelimKind,
     Protocol,
+    Scope,
     Trigger,
 )
 from webapp.results.models import Baseline, Campaign, Measurement, Node, PrelimRun
@@ -78,7 +80,18 @@ class MeasurementFilterSet(PairFilterSet):
     checksum = django_filters.ChoiceFilter(
         choices=Checksum.choices, help_text="The checksum step each transfer ended with"
     )
+    scope = django_filters.ChoiceFilter(
+        choices=Scope.choices, help_text="host: host to host; site: site to site"
+    )
+    site = django_filters.CharFilter(
+        method="filter_site", help_text="Either end's site (src_site or dst_site)"
+    )
+    src_site = django_filters.CharFilter(help_text="The source's site")
+    dst_site = django_filters.CharFilter(help_text="The destination's site")
     streams = StreamsFilter(field_name="streams")
+
+    def filter_site(self, queryset, name, value):
+        return queryset.filter(Q(src_site=value) | Q(dst_site=value))
 
     class Meta:
         model = Measurement
@@ -89,6 +102,10 @@ class MeasurementFilterSet(PairFilterSet):
             "auth",
             "client",
             "checksum",
+            "scope",
+            "site",
+            "src_site",
+            "dst_site",
             "streams",
             "since",
             "until",

@@ -9,11 +9,13 @@ import statistics
 from collections.abc import Iterable
 
 PHASE_ORDER = (
-    "authorize", "connect", "handshake", "request", "streaming", "poll", "close", "checksum",
+    "authorize", "redirect", "connect", "handshake", "request", "streaming", "poll", "close",
+    "checksum",
 )  # fmt: skip
 # Setup: request to first progress, the phases before `streaming` (`authorize`, asking the
-# other server for a macaroon, among them). `checksum`, the digests compared once the copy is
-# done, comes after the copy (docs/measurements.md).
+# other server for a macaroon, and `redirect`, from the first request to a redirector until
+# the request goes to the final data server, among them). `checksum`, the digests compared
+# once the copy is done, comes after the copy (docs/measurements.md).
 SETUP_PHASES = PHASE_ORDER[: PHASE_ORDER.index("streaming")]
 CHECKSUM_PHASE = "checksum"
 PHASE_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")

@@ -69,6 +69,9 @@ def insert_transfers(transfers: Sequence[Transfer]) -> None:
                     t.message,
                     Jsonb(t.phases),
                     t.streaming_gbps,
+                    t.source_server,
+                    t.destination_server,
+                    t.redirects,
                 )
             )
 

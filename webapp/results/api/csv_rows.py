@@ -29,6 +29,9 @@ MEASUREMENT_COLUMNS = {
     "client": "client",
     "tcp_buffer_bytes": "tcp_buffer_bytes",
     "checksum": "checksum",
+    "scope": "scope",
+    "src_site": "src_site",
+    "dst_site": "dst_site",
 }
 TRANSFER_COLUMNS = {
     "measurement": "measurement__uuid",
@@ -49,6 +52,9 @@ TRANSFER_COLUMNS = {
     "phases": "phases",
     "streaming_gbps": "streaming_gbps",
     "checksum": "measurement__checksum",
+    "source_server": "source_server",
+    "destination_server": "destination_server",
+    "redirects": "redirects",
 }
 
 

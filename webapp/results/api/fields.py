@@ -126,3 +126,15 @@ class NodeNameField(StrictRegexField):
             error_messages={"invalid": "A node name: no spaces, '/', '?', '#', '%%' or '\\'."},
             **kwargs,
         )
+
+
+class ServerField(StrictRegexField):
+    """A data server as a client saw it: "host:port" (a node name, or [IPv6], and a port)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(
+            rf"^[^{NOT_IN_A_NAME}]+:[0-9]{{1,5}}$",
+            max_length=261,
+            error_messages={"invalid": "A data server as host:port (no spaces, '/', '?', '#')."},
+            **kwargs,
+        )

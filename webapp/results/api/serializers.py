@@ -9,11 +9,22 @@ from webapp.results.api.fields import (
     FreeTextField,
     MomentField,
     NodeNameField,
+    ServerField,
     StrictFloatField,
     StrictIntegerField,
+    StrictRegexField,
     StrictUUIDField,
 )
-from webapp.results.choices import Auth, Checksum, Client, ErrorClass, Outcome, Protocol
+from webapp.results.choices import (
+    SITE_NAME_PATTERN,
+    Auth,
+    Checksum,
+    Client,
+    ErrorClass,
+    Outcome,
+    Protocol,
+    Scope,
+)
 from webapp.results.models import Measurement, Node, Transfer
 from webapp.results.models.measurements import TRANSFER_FIELDS
 from webapp.results.phases import MAX_PHASES, PHASE_NAME, ordered_phases, phases_fit
@@ -24,6 +35,11 @@ MAX_STREAMS = 1024
 MAX_TRANSFERS = 10_000
 MIN_TCP_BUFFER = 4096  # a page: Linux's smallest tcp_rmem
 MAX_TCP_BUFFER = 2**40
+MAX_REDIRECTS = 1000  # XrdCl gives up after 16; a loop is not a measurement
+SITE_HELP = (
+    "The site of the {end} ({pattern}); null (the default): the lab or cluster has no sites. "
+    "Required with scope site."
+)
 TCP_BUFFER_HELP = (
     "The largest TCP buffer (bytes) one stream of this pair may use: the smaller of the "
     "sender's tcp_wmem and the receiver's tcp_rmem maximum, when the orchestrator knows it "
@@ -96,8 +112,9 @@ class TransferInSerializer(serializers.Serializer):
     phases = PhasesField(
         required=False,
         default=dict,
-        help_text="Where the transfer's time went: phase name (authorize, connect, handshake, "
-        "request, streaming, poll, close, checksum) -> seconds; they add up to its duration.",
+        help_text="Where the transfer's time went: phase name (authorize, redirect, connect, "
+        "handshake, request, streaming, poll, close, checksum) -> seconds; they add up to its "
+        "duration.",
     )
     streaming_gbps = StrictFloatField(
         min_value=0,
@@ -106,6 +123,27 @@ class TransferInSerializer(serializers.Serializer):
         required=False,
         default=None,
         help_text="The rate after the first progress (null: no progress seen).",
+    )
+    source_server = ServerField(
+        allow_null=True,
+        required=False,
+        default=None,
+        help_text="The data server that served the source end (host:port as the client saw "
+        "it); null: not learned.",
+    )
+    destination_server = ServerField(
+        allow_null=True,
+        required=False,
+        default=None,
+        help_text="The data server that served the destination end (host:port as the client "
+        "saw it); null: not learned.",
+    )
+    redirects = StrictIntegerField(
+        min_value=0,
+        max_value=MAX_REDIRECTS,
+        required=False,
+        default=0,
+        help_text="The redirects followed to reach the data servers (default 0).",
     )
 
     def validate(self, attrs: dict) -> dict:
@@ -154,6 +192,29 @@ class MeasurementInSerializer(serializers.Serializer):
         default=Checksum.NONE,
         help_text="The checksum step each transfer ended with (default none; adler32: both "
         "servers' digests asked and compared, the phase 'checksum').",
+    )
+    scope = serializers.ChoiceField(
+        choices=Scope.choices,
+        required=False,
+        default=Scope.HOST,
+        help_text="host (the default): host to host; site: site to site, the copy addressed "
+        "to the destination site's redirector.",
+    )
+    src_site = StrictRegexField(
+        SITE_NAME_PATTERN,
+        allow_null=True,
+        required=False,
+        default=None,
+        max_length=8,
+        help_text=SITE_HELP.format(end="source", pattern=SITE_NAME_PATTERN),
+    )
+    dst_site = StrictRegexField(
+        SITE_NAME_PATTERN,
+        allow_null=True,
+        required=False,
+        default=None,
+        max_length=8,
+        help_text=SITE_HELP.format(end="destination", pattern=SITE_NAME_PATTERN),
     )
     streams = StrictIntegerField(min_value=1, max_value=MAX_STREAMS)
     file_size = StrictIntegerField(min_value=1, max_value=MAX_BYTES)
@@ -233,6 +294,10 @@ class MeasurementInSerializer(serializers.Serializer):
             errors["finished"] = "finished is before started."
         if attrs["src"] == attrs["dst"]:
             errors["dst"] = "dst must differ from src."
+        if attrs.get("scope") == Scope.SITE:
+            for end in ("src_site", "dst_site"):
+                if attrs.get(end) is None:
+                    errors[end] = f"A site-scope measurement names its {end}."
         indexes = [t["index"] for t in attrs["transfers"]]
         if len(set(indexes)) != len(indexes):
             errors["transfers"] = "Each transfer needs its own index."
@@ -285,6 +350,9 @@ class MeasurementSerializer(serializers.ModelSerializer):
             "auth",
             "client",
             "checksum",
+            "scope",
+            "src_site",
+            "dst_site",
             "streams",
             "transfer_count",
             "file_size",

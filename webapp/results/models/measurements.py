@@ -13,6 +13,7 @@ from webapp.results.choices import (
     ErrorClass,
     Outcome,
     Protocol,
+    Scope,
     Trigger,
 )
 
@@ -20,7 +21,10 @@ from webapp.results.choices import (
 # aggregate reads no table row.
 AGGREGATED_COLUMNS = [
     "src", "dst", "streams", "throughput_gbps", "rtt_ms", "succeeded", "failed", "finished",
+    "src_site", "dst_site",
 ]  # fmt: skip
+SITE_NAME_LENGTH = 8  # choices.SITE_NAME_PATTERN
+SERVER_LENGTH = 261  # "host:port": a DNS name (253), ':' and a port; or [IPv6]:port
 # The RTT check's rule (orchestrator/campaign/rtt_check.py holds the same): 1 ms or 5%
 # of the target.
 RTT_TOLERANCE_MS = 1.0
@@ -99,6 +103,12 @@ class Measurement(models.Model):
     client = models.CharField(max_length=16, choices=Client.choices, default=Client.NATIVE)
     # Whether each transfer ended with the checksum step (phase "checksum") and with which.
     checksum = models.CharField(max_length=16, choices=Checksum.choices, default=Checksum.NONE)
+    # Host to host (today's), or site to site through the sites' redirectors; the sites of
+    # its ends (null: the lab or cluster has no sites). The grid is site x site when any
+    # measurement has sites (docs/dashboard.md).
+    scope = models.CharField(max_length=8, choices=Scope.choices, default=Scope.HOST)
+    src_site = models.CharField(max_length=SITE_NAME_LENGTH, null=True, blank=True)
+    dst_site = models.CharField(max_length=SITE_NAME_LENGTH, null=True, blank=True)
     streams = models.PositiveIntegerField()
     # K; the name "transfers" is the related manager of Transfer rows.
     transfer_count = models.PositiveIntegerField()
@@ -145,13 +155,14 @@ class Measurement(models.Model):
         indexes = [
             # Windowed aggregates (grid, latency plot, stream comparison) scan only this index;
             # they read one (auth, client, checksum) at a time, so those are keys before the time.
+            # The scope too: the site grid reads one scope at a time, the host grid hosts'.
             models.Index(
-                fields=["protocol", "auth", "client", "checksum", "started"],
+                fields=["protocol", "auth", "client", "checksum", "scope", "started"],
                 name="measurement_protocol_started",
                 include=AGGREGATED_COLUMNS,
             ),
             models.Index(
-                fields=["campaign", "protocol", "auth", "client", "checksum"],
+                fields=["campaign", "protocol", "auth", "client", "checksum", "scope"],
                 name="measurement_campaign_protocol",
                 include=AGGREGATED_COLUMNS,
             ),
@@ -195,6 +206,11 @@ class Transfer(models.Model):
     # duration; and the rate after the first progress (null: no progress seen).
     phases = models.JSONField(default=dict, blank=True)
     streaming_gbps = models.FloatField(null=True, blank=True)
+    # The data servers that served each end ("host:port" as the client saw it; null: not
+    # learned) and the redirects followed to reach them (phase "redirect").
+    source_server = models.CharField(max_length=SERVER_LENGTH, null=True, blank=True)
+    destination_server = models.CharField(max_length=SERVER_LENGTH, null=True, blank=True)
+    redirects = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering = ["measurement", "index"]
@@ -206,6 +222,9 @@ class Transfer(models.Model):
                 name="transfer_end_after_start", condition=Q(end__gte=F("start"))
             ),
             models.CheckConstraint(name="transfer_bytes_not_negative", condition=Q(bytes__gte=0)),
+            models.CheckConstraint(
+                name="transfer_redirects_not_negative", condition=Q(redirects__gte=0)
+            ),
             models.CheckConstraint(
                 name="transfer_streaming_gbps_not_negative",
                 condition=Q(streaming_gbps__isnull=True) | Q(streaming_gbps__gte=0),
@@ -219,5 +238,5 @@ class Transfer(models.Model):
 # A transfer as it is stored and as the API shows it, in this order (its measurement aside).
 TRANSFER_FIELDS = (
     "index", "start", "end", "bytes", "outcome", "error_class", "message", "phases",
-    "streaming_gbps",
+    "streaming_gbps", "source_server", "destination_server", "redirects",
 )  # fmt: skip

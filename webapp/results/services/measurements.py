@@ -16,10 +16,10 @@ from datetime import UTC, datetime
 from django.db import IntegrityError, transaction
 
 from webapp.results.cache import data_changed
-from webapp.results.choices import Auth, Checksum, Client, Outcome
+from webapp.results.choices import Auth, Checksum, Client, Outcome, Scope
 from webapp.results.models import Campaign, Measurement, Node, Transfer
 from webapp.results.services.campaigns import campaigns_ensure
-from webapp.results.services.nodes import node_links_update, nodes_ensure
+from webapp.results.services.nodes import node_links_update, node_sites_update, nodes_ensure
 from webapp.results.vendor_sql import insert_transfers
 
 
@@ -75,6 +75,11 @@ def _transfer_fingerprint(transfer: dict) -> list:
         extra["phases"] = transfer["phases"]
     if transfer.get("streaming_gbps") is not None:
         extra["streaming_gbps"] = transfer["streaming_gbps"]
+    for key in ("source_server", "destination_server"):
+        if transfer.get(key) is not None:
+            extra[key] = transfer[key]
+    if transfer.get("redirects"):
+        extra["redirects"] = transfer["redirects"]
     if extra:
         entry.append(extra)
     return entry
@@ -108,6 +113,11 @@ def payload_fingerprint(payload: dict) -> str:
         canonical["client"] = payload["client"]
     if payload.get("checksum", Checksum.NONE) != Checksum.NONE:
         canonical["checksum"] = payload["checksum"]
+    if payload.get("scope", Scope.HOST) != Scope.HOST:
+        canonical["scope"] = payload["scope"]
+    for key in ("src_site", "dst_site"):
+        if payload.get(key) is not None:
+            canonical[key] = payload[key]
     text = json.dumps(canonical, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -138,6 +148,9 @@ def _build(
         auth=payload.get("auth") or Auth.X509,
         client=payload.get("client") or Client.NATIVE,
         checksum=payload.get("checksum") or Checksum.NONE,
+        scope=payload.get("scope") or Scope.HOST,
+        src_site=payload.get("src_site"),
+        dst_site=payload.get("dst_site"),
         streams=payload["streams"],
         transfer_count=len(payload["transfers"]),
         file_size=payload["file_size"],
@@ -163,6 +176,9 @@ def _build(
             message=t.get("message") or "",
             phases=t.get("phases") or {},
             streaming_gbps=t.get("streaming_gbps"),
+            source_server=t.get("source_server"),
+            destination_server=t.get("destination_server"),
+            redirects=t.get("redirects") or 0,
         )
         for t in payload["transfers"]
     ]
@@ -229,6 +245,7 @@ def measurements_ingest(*, payloads: Sequence[dict]) -> list[IngestResult | Meas
     if fresh:
         nodes = nodes_ensure(names=[n for p, _ in fresh.values() for n in (p["src"], p["dst"])])
         node_links_update(payloads=[p for p, _ in fresh.values()])
+        node_sites_update(payloads=[p for p, _ in fresh.values()])
         first_seen: dict[uuid_lib.UUID, datetime] = {}
         for p, _ in fresh.values():
             if p.get("campaign"):

@@ -36,3 +36,23 @@ def node_links_update(*, payloads: Iterable[dict]) -> None:
     for name, link in sorted(links.items()):
         if stored.get(name) != link:
             Node.objects.filter(name=name).update(link_gbps=link)
+
+
+def node_sites_update(*, payloads: Iterable[dict]) -> None:
+    """Keep each host's site as host-scope payloads report it (src_site, dst_site; absent or
+    null leaves it): the site grid's drill-down lists a site's hosts by it. A site-scope
+    measurement's ends are not data servers of the site, so it names none. One query when
+    any is given, a write only for a node whose site changed."""
+    sites: dict[str, str] = {}
+    for payload in payloads:
+        if payload.get("scope", "host") != "host":
+            continue
+        for role in ("src", "dst"):
+            if payload.get(f"{role}_site"):
+                sites[payload[role]] = payload[f"{role}_site"]
+    if not sites:
+        return
+    stored = dict(Node.objects.filter(name__in=sites).values_list("name", "site"))
+    for name, site in sorted(sites.items()):
+        if stored.get(name) != site:
+            Node.objects.filter(name=name).update(site=site)
