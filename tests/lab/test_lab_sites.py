@@ -16,14 +16,16 @@ from pathlib import Path
 
 import pytest
 
+import orchestrator.lab.site_network as site_network
 from ca.authority import CertificateAuthority
 from orchestrator.endpoints import ClientCredentials, Endpoint
 from orchestrator.errors import UserError
 from orchestrator.lab import LabInventory, LabNetwork, start_lab, stop_lab
 from orchestrator.lab.inventory import inventory_path, load_inventory
 from orchestrator.lab.network import existing_namespaces
+from orchestrator.lab.run_record import LabRun
 from orchestrator.lab.sites import parse_sites, plan_sites, site_lines, site_matrix
-from orchestrator.lab.topology import LOOPBACK, NETNS
+from orchestrator.lab.topology import LOOPBACK, NETNS, NodePlan
 from orchestrator.lab.wan import measure_pair_rtts
 from orchestrator.lab.wan_profile import PRP_SITES, derived_rtt_ms
 from orchestrator.latency.target import rtt_within_target
@@ -37,6 +39,7 @@ NETWORK = LabNetwork(prefix="tpcsi", subnet_offset=225)  # 225 host, 226 uplinks
 SITES = "ucsd:2,unl:2"
 UPLINK_GBIT = 1.0
 WAN_RTT_MS = 20.0
+OUR_SUBNETS = tuple(f"10.99.{octet}." for octet in range(225, 229))
 TCPLOAD_PORT = 5311
 TRIES = 3
 
@@ -143,6 +146,59 @@ def test_endpoint_site_round_trips_and_old_inventories_load() -> None:
     assert Endpoint.from_json(old).site is None
 
 
+def _leftovers() -> list[str]:
+    """tpcsi namespaces, /etc/netns folders and host routes of this module's subnets."""
+    routes = subprocess.run(["ip", "-4", "route"], capture_output=True, text=True).stdout
+    return (
+        sorted(n for n in existing_namespaces() if n.startswith("tpcsi-"))
+        + [str(p) for p in Path("/etc/netns").glob("tpcsi-*")]
+        + [line for line in routes.splitlines() if line.startswith(OUR_SUBNETS)]
+    )
+
+
+@needs_root
+def test_a_left_over_site_namespace_is_named_and_nothing_is_started() -> None:
+    home = make_home()
+    CertificateAuthority.init(home / "ca")
+    subprocess.run(["ip", "netns", "add", "tpcsi-unl-gw"], check=True)
+    try:
+        with pytest.raises(UserError, match="namespace tpcsi-unl-gw already exists"):
+            start_lab(home, file_size=1 << 20, network=NETWORK, sites=SITES)
+        assert _leftovers() == ["tpcsi-unl-gw"]
+    finally:
+        subprocess.run(["ip", "netns", "del", "tpcsi-unl-gw"], check=True)
+        stop_lab(home)
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@needs_root
+def test_a_failure_half_way_through_the_sites_is_rolled_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The third LAN member fails: the WAN router, the first site and its members go again."""
+    home = make_home()
+    CertificateAuthority.init(home / "ca")
+    joined: list[str] = []
+    real = site_network.write_etc_netns
+
+    def fail_third(record: LabRun, member: NodePlan, hosts_file: str) -> None:
+        joined.append(member.name)
+        if len(joined) == 3:
+            raise UserError(f"made to fail at {member.name}")
+        real(record, member, hosts_file)
+
+    monkeypatch.setattr(site_network, "write_etc_netns", fail_third)
+    try:
+        with pytest.raises(UserError, match="made to fail at ucsd-rdr"):
+            start_lab(home, file_size=1 << 20, network=NETWORK, sites=SITES, rtt="uniform:5ms")
+        assert joined == ["ucsd-1", "ucsd-2", "ucsd-rdr"]
+        assert _leftovers() == []
+        assert not Path("/sys/class/net/tpcsi-h").exists()
+    finally:
+        stop_lab(home)
+        shutil.rmtree(home, ignore_errors=True)
+
+
 @pytest.fixture(scope="module")
 def site_lab() -> Iterator[tuple[Path, LabInventory]]:
     home = make_home()
@@ -247,7 +303,7 @@ def test_lab_down_removes_every_namespace_route_and_file(site_lab) -> None:
     stop_lab(home)
     assert not {n for n in existing_namespaces() if n.startswith("tpcsi-")}
     routes = subprocess.run(["ip", "-4", "route"], capture_output=True, text=True).stdout
-    assert not any(f"10.99.{octet}." in routes for octet in range(225, 229)), routes
+    assert not any(subnet in routes for subnet in OUR_SUBNETS), routes
     assert not Path("/sys/class/net/tpcsi-h").exists()
     assert not [p for p in Path("/etc/netns").glob("tpcsi-*")]
     assert not inventory_path(home).exists()
