@@ -122,16 +122,20 @@ def _download_macaroon(cluster: Cluster, client: httpx.Client, url: str) -> str:
     return str(response.json()["macaroon"])
 
 
-def _copy(client: httpx.Client, url: str, source_url: str, macaroon: str) -> httpx.Response:
-    return client.request(
-        "COPY",
-        url,
-        headers={
-            "Source": source_url,
-            "TransferHeaderAuthorization": f"Bearer {macaroon}",
-            "Credential": "none",
-        },
-    )
+def _copy(
+    client: httpx.Client,
+    url: str,
+    source_url: str,
+    macaroon: str,
+    extra: dict[str, str] | None = None,
+) -> httpx.Response:
+    headers = {
+        "Source": source_url,
+        "TransferHeaderAuthorization": f"Bearer {macaroon}",
+        "Credential": "none",
+        **(extra or {}),
+    }
+    return client.request("COPY", url, headers=headers)
 
 
 def _holders(cluster: Cluster, servers: list[str], name: str) -> list[str]:
@@ -186,6 +190,40 @@ def test_https_copy_to_a_new_name_fails_first_then_lands_on_one_data_server(
 def test_a_head_of_the_new_name_first_avoids_the_failed_copy(cluster: Cluster) -> None:
     name = "/tpcbench-redirected-after-head"
     assert _pull_through(cluster, name, head_first=True) == [307, 201]
+    (holder,) = _holders(cluster, SERVERS_A, name)
+    assert (cluster[holder].data_root / name.lstrip("/")).read_bytes() == _source_bytes(cluster)
+
+
+def test_a_copy_authorized_by_a_token_carries_it_through_the_redirect(cluster: Cluster) -> None:
+    """Token mode (no client certificate): the destination macaroon, asked of the manager and
+    sent as `Authorization`, comes back in the 307's URL (`?authz=Bearer%20...`), so following
+    the Location without the header (as httpx does across origins) still opens the name."""
+    name = "/tpcbench-redirected-token"
+    source = f"https://{ADDRESS}:{SOURCE.port + 50}/{source_name(SIZE)}"
+    destination = cluster[MANAGER_A].url + name
+    with _client(cluster) as client:
+        download = _download_macaroon(cluster, client, source)
+        upload = client.post(
+            destination,
+            json={"caveats": ["activity:UPLOAD"], "validity": "PT600S"},
+            headers={"Content-Type": "application/macaroon-request"},
+        ).json()["macaroon"]
+    statuses = []
+    for _ in range(RETRIES + 1):
+        with _client(cluster, cert=False) as anonymous:
+            answer = _copy(
+                anonymous, destination, source, download, {"Authorization": f"Bearer {upload}"}
+            )
+        statuses.append(answer.status_code)
+        if answer.status_code != 400:
+            break
+        time.sleep(LOOKUP_DELAY)
+    assert statuses[0] == 400 and statuses[-1] == 307, answer.text
+    location = answer.headers["location"]
+    assert "?authz=Bearer%20" in location
+    with _client(cluster, cert=False) as anonymous:
+        final = _copy(anonymous, location, source, download)
+    assert final.status_code == 201 and "success: Created" in final.text, final.text
     (holder,) = _holders(cluster, SERVERS_A, name)
     assert (cluster[holder].data_root / name.lstrip("/")).read_bytes() == _source_bytes(cluster)
 
