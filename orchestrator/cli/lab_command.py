@@ -81,6 +81,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="cap each site's uplink, shared by its hosts, e.g. 1, 2.5G, 500mbit (tbf)",
     )
     up.add_argument(
+        "--redirectors",
+        default=None,
+        metavar="regional,global",
+        help="with --sites: reserve hosts for these redirector levels on the WAN (their RTTs "
+        "from --rtt, whose matrix file may name them); nothing is started there yet",
+    )
+    up.add_argument(
         "--file-size",
         type=size_argument,
         default=None,
@@ -198,7 +205,9 @@ def _up(args: argparse.Namespace) -> int:
         link_gbit=args.link_capacity,
         tcp_buffer=args.tcp_buffer,
         file_size=args.file_size,
-        largest_rtt_ms=largest_site_rtt_ms(args.sites) if args.sites else _largest_rtt_ms,
+        largest_rtt_ms=largest_site_rtt_ms(args.sites, args.redirectors)
+        if args.sites
+        else _largest_rtt_ms,
     )
     tcp = _tcp_settings(args, choice)
     if args.kubernetes:
@@ -222,6 +231,7 @@ def _up(args: argparse.Namespace) -> int:
         profile=choice.record(),
         sites=args.sites,
         site_link_gbit=args.site_link_gbit,
+        redirectors=args.redirectors,
     )
     print(
         f"lab up: {len(inventory.nodes)} nodes ({inventory.mode} mode, {inventory.runtime} "
@@ -367,7 +377,7 @@ def _print_table(inventory: LabInventory) -> None:
             f"{node.name:<8} {node.address:<15} {ports['https']:>6} {ports['root']:>6} "
             f"{ports['gridftp']:>8}  {verdict or 'unknown'}"
         )
-    for line in site_lines(inventory.sites):
+    for line in site_lines(inventory.sites, inventory.redirectors):
         print(line)
     print(f"client certificate: {inventory.client.cert}")
     if inventory.profile:

@@ -11,7 +11,8 @@ with an emulated WAN, `lab up --rtt`). "wan" holds the WAN settings, the delay p
 and when the RTTs were last measured. "profile" says which `lab up --profile` the lab runs,
 which of its settings were given instead (`given`), and the numbers behind its file size.
 A site lab (`lab up --sites`) adds "sites": {name: {"hosts", "lan", "uplink_gbps",
-"router_netns", "redirector": {"name", "address", "netns", "state"}}}, and each node its "site".
+"router_netns", "redirector": {"name", "address", "netns", "state"}}}, and each node its "site";
+with `--redirectors`, "redirectors": {"regional"|"global": {"address", "netns", "state"}}.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ class LabInventory:
     token_issuer: dict[str, str] = field(default_factory=dict)  # url, health
     profile: dict[str, Any] = field(default_factory=dict)  # lab up --profile: name, given, ...
     sites: dict[str, Any] = field(default_factory=dict)  # lab up --sites: site name -> layout
+    redirectors: dict[str, Any] = field(default_factory=dict)  # --redirectors: level -> host
 
     def node(self, name: str) -> Endpoint:
         for endpoint in self.nodes:
@@ -81,6 +83,8 @@ class LabInventory:
 
     def to_json(self) -> dict[str, Any]:
         sites = {"sites": self.sites} if self.sites else {}  # a node lab's JSON stays as it was
+        if self.redirectors:
+            sites["redirectors"] = self.redirectors
         return {
             "nodes": [
                 {
@@ -121,6 +125,7 @@ class LabInventory:
             token_issuer=data.get("token_issuer", {}),
             profile=data.get("profile") or {},
             sites=data.get("sites") or {},
+            redirectors=data.get("redirectors") or {},
         )
 
 

@@ -84,6 +84,7 @@ def start_lab(
     profile: dict[str, Any] | None = None,
     sites: str | None = None,
     site_link_gbit: float | None = None,
+    redirectors: str | None = None,
 ) -> LabInventory:
     """Start `nodes` lab nodes (xrootd + gridftp each) and return their inventory.
 
@@ -93,16 +94,19 @@ def start_lab(
     WAN between the nodes (wan.py); `tcp` is every node's congestion control and buffers;
     `profile` (`lab up --profile`: {"name": ..., ...}) is kept in the run record and inventory.
     `sites` ("ucsd:3,unl:2", instead of `nodes`) puts the hosts behind one uplink per site,
-    capped at `site_link_gbit`, with `rtt` between sites (sites.py, site_network.py).
+    capped at `site_link_gbit`, with `rtt` between sites (sites.py, site_network.py);
+    `redirectors` ("regional,global") reserves those levels' hosts on the WAN.
     On any failure everything already started is taken down again before raising.
     """
     home = Path(home or tpcbench_home())
     mode = choose_mode(mode)
     network = network or LabNetwork.from_environment()
-    layout = plan_sites(sites, mode, network) if sites is not None else None
+    layout = plan_sites(sites, mode, network, redirectors) if sites is not None else None
     plans = layout.hosts if layout else plan_nodes(nodes, mode, network)
     if site_link_gbit is not None and (layout is None or site_link_gbit <= 0):
         raise UserError("--site-link-gbit needs --sites and a positive rate")
+    if redirectors is not None and layout is None:
+        raise UserError("--redirectors needs --sites: the levels stand above the sites")
     if file_size <= 0:
         raise UserError(f"--file-size must be a positive number of bytes, not {file_size}")
     matrix = check_links(mode, plans, rate_gbit, rtt, tcp, layout)
@@ -296,6 +300,7 @@ def _build(
         token_issuer={"url": issuer.url, "health": issuer_health(issuer.url, ca.certdir)},
         profile=profile,
         sites=links.sites.describe(links.uplink_gbit) if links.sites else {},
+        redirectors=links.sites.describe_levels() if links.sites else {},
     )
     inventory = replace(
         inventory, health={e.name: probe_node(e, client, file_size) for e in endpoints}

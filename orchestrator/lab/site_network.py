@@ -45,7 +45,11 @@ def create_site_network(
     """The WAN router, every site's router, LAN and uplink, and every host and redirector
     namespace on its site's LAN; each step recorded first, so `lab down` undoes a partial one."""
     create_router(record, network)
+    transit = layout.subnets()[0]  # the uplinks' /24: the host reaches the levels through it
+    run(["ip", "route", "add", transit, "via", network.router_uplink_address])
     hosts_file = hosts_file_for(layout.all_members())
+    for level in layout.levels:
+        _join_wan(record, network, level, hosts_file, tcp)
     for site in layout.sites:
         _create_site(record, site, network, uplink_gbit)
         for member in (*site.hosts, site.redirector):
@@ -97,6 +101,25 @@ def _join_lan(
     run(in_namespace(ns, "sysctl", "-qw", *settings))
 
 
+def _join_wan(
+    record: LabRun, network: LabNetwork, level: NodePlan, hosts_file: str, tcp: TcpSettings
+) -> None:
+    """A redirector level's host (regional, global): its own /30 link to the WAN router."""
+    assert level.netns and level.router_interface and level.gateway
+    router, ns, port = network.router_namespace, level.netns, level.router_interface
+    add_namespace(record, ns)
+    write_etc_netns(record, level, hosts_file)
+    run(["ip", "link", "add", port, "netns", router, "type", "veth", "peer", "name", "eth0",
+         "netns", ns])  # fmt: skip
+    run(in_namespace(router, "ip", "addr", "add", f"{level.gateway}/30", "dev", port))
+    run(in_namespace(router, "ip", "link", "set", port, "mtu", str(LINK_MTU), "up"))
+    run(in_namespace(ns, "ip", "addr", "add", f"{level.address}/30", "dev", "eth0"))
+    run(in_namespace(ns, "ip", "link", "set", "eth0", "mtu", str(LINK_MTU), "up"))
+    run(in_namespace(ns, "ip", "route", "add", LAB_SUPERNET, "via", level.gateway))
+    settings = [f"{key}={value}" for key, value in tcp.sysctls().items()]
+    run(in_namespace(ns, "sysctl", "-qw", *settings))
+
+
 def _shape(namespace: str, interface: str, gbit: float) -> None:
     tbf = ["tbf", "rate", f"{gbit}gbit", "burst", TBF_BURST, "latency", TBF_LATENCY]
     run(in_namespace(namespace, "tc", "qdisc", "replace", "dev", interface, "root", *tbf))
@@ -105,17 +128,19 @@ def _shape(namespace: str, interface: str, gbit: float) -> None:
 def start_site_wan(
     record: LabRun, layout: SiteLayout, network: LabNetwork, between: RttMatrix
 ) -> None:
-    """The delay program in the WAN router: queue 100a+b holds site a's packets for site b
-    (whole LANs, so the reserved redirectors are delayed too) for half the sites' RTT."""
+    """The delay program in the WAN router: queue 100a+b holds place a's packets for place b
+    for half their RTT; a place is a site (its whole LAN, so its reserved redirector is
+    delayed too) or a redirector level (its host)."""
+    places = [(s.index, s.name, s.lan) for s in layout.sites]
+    places += [(level.index, level.name, f"{level.address}/32") for level in layout.levels]
     queues: dict[int, float] = {}
     rules: list[tuple[str, str, int]] = []
-    for a in layout.sites:
-        for b in layout.sites:
-            rtt = between.target(a.name, b.name) if a is not b else 0.0
+    for a, a_name, a_net in places:
+        for b, b_name, b_net in places:
+            rtt = between.target(a_name, b_name) if a != b else 0.0
             if rtt > 0:
-                queue = 100 * a.index + b.index
-                queues[queue] = rtt / 2
-                rules.append((a.lan, b.lan, queue))
+                queues[100 * a + b] = rtt / 2
+                rules.append((a_net, b_net, 100 * a + b))
     start_delay_line(record, network, queues, rules)
 
 
@@ -150,4 +175,4 @@ def build_sites(
     """The whole site network, then the WAN delay between sites when `rtt` asks for one."""
     create_site_network(record, layout, network, host_gbit, uplink_gbit, tcp)
     if rtt is not None:
-        start_site_wan(record, layout, network, site_matrix(rtt, layout.names))
+        start_site_wan(record, layout, network, site_matrix(rtt, layout.places))

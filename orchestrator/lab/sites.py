@@ -4,16 +4,20 @@
 
     10.99.o.0/24        host <-> WAN router link (as in a node lab)
     10.99.(o+1).0/24    uplinks: site s's router has 10.99.(o+1).(4s+2)/30, the WAN router
-                        10.99.(o+1).(4s+1)/30 on its interface s<s>
+                        10.99.(o+1).(4s+1)/30 on its interface s<s>; with --redirectors,
+                        each level k (regional, global) follows the sites the same way:
+                        its host 10.99.(o+1).(4k+2), the WAN router .(4k+1) on r<k>
     10.99.(o+1+s).0/24  site s's LAN, a bridge in the site's router namespace:
                         .1 the site router, .2 the redirector host <site>-rdr (reserved),
                         .(10+i) data-server host <site>-<i>
 
-Namespaces: `<prefix>-router` (the WAN router, where the delay program runs), `<prefix>-<site>-gw`
-(the site's router: its LAN bridge and its one uplink, shaped to the site's capacity both
-ways), `<prefix>-<site>-<i>` (hosts) and `<prefix>-<site>-rdr` (created and on the LAN, nothing
-started in it yet). Hosts of a site talk over the bridge (no WAN delay, no uplink); traffic
-between sites crosses both uplinks and the WAN router, which delays it by the pair's RTT.
+Namespaces: `<prefix>-router` (the WAN router, where the delay program runs),
+`<prefix>-<site>-gw` (the site's router: its LAN bridge and its one uplink, shaped to the
+site's capacity both ways), `<prefix>-<site>-<i>` (hosts), `<prefix>-<site>-rdr` (created and
+on the LAN, nothing started in it yet) and `<prefix>-regional` / `<prefix>-global` (reserved
+the same way, on their own links to the WAN router). Hosts of a site talk over the bridge (no
+WAN delay, no uplink); traffic between sites, or between a site and a level, crosses the WAN
+router, which delays it by the pair's RTT.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ MAX_SITES = 20
 MAX_HOSTS_PER_SITE = 50
 FIRST_HOST_OCTET = 10
 REDIRECTOR_OCTET = 2
+LEVELS = ("regional", "global")  # redirectors above the sites' own, `--redirectors`
 
 
 @dataclass(frozen=True)
@@ -71,6 +76,7 @@ class SiteLayout:
     """Every site of a lab, and the hosts in the order they become lab nodes."""
 
     sites: tuple[SitePlan, ...]
+    levels: tuple[NodePlan, ...] = ()  # regional / global redirector hosts on the WAN router
 
     @property
     def hosts(self) -> list[NodePlan]:
@@ -84,8 +90,8 @@ class SiteLayout:
         return next(s for s in self.sites if any(h.name == host for h in s.hosts))
 
     def all_members(self) -> list[NodePlan]:
-        """Hosts and reserved redirectors: everything with an address on a site LAN."""
-        return [m for s in self.sites for m in (*s.hosts, s.redirector)]
+        """Hosts and reserved redirectors: everything with a name in the lab's /etc/hosts."""
+        return [m for s in self.sites for m in (*s.hosts, s.redirector)] + list(self.levels)
 
     def namespaces(self) -> list[str]:
         return [s.router_namespace for s in self.sites] + [
@@ -99,7 +105,7 @@ class SiteLayout:
 
     def host_matrix(self, spec: str) -> RttMatrix:
         """The RTT of every host pair: the sites' RTT between sites, 0 (the LAN) within one."""
-        between = site_matrix(spec, self.names)
+        between = site_matrix(spec, self.places)
         site = {h.name: h.site or "" for h in self.hosts}
         pairs = {
             (a, b): 0.0 if site[a] == site[b] else between.target(site[a], site[b])
@@ -110,8 +116,20 @@ class SiteLayout:
         placed = {h.name: between.sites[h.site] for h in self.hosts if h.site in between.sites}
         return RttMatrix(spec, pairs, placed)
 
+    @property
+    def places(self) -> list[str]:
+        """What --rtt gives RTTs between: the sites, then the redirector levels."""
+        return self.names + [level.name for level in self.levels]
+
     def describe(self, uplink_gbps: float | None) -> dict[str, dict[str, Any]]:
         return {s.name: s.describe(uplink_gbps) for s in self.sites}
+
+    def describe_levels(self) -> dict[str, dict[str, Any]]:
+        """The inventory's "redirectors": each level's reserved host."""
+        return {
+            level.name: {"address": level.address, "netns": level.netns, "state": "reserved"}
+            for level in self.levels
+        }
 
 
 def site_matrix(spec: str, sites: Sequence[str]) -> RttMatrix:
@@ -131,15 +149,18 @@ def site_matrix(spec: str, sites: Sequence[str]) -> RttMatrix:
     return RttMatrix(spec.strip(), pairs, {name: site.name for name, site in placed.items()})
 
 
-def largest_site_rtt_ms(sites: str) -> Callable[[str, int], float]:
+def largest_site_rtt_ms(sites: str, levels: str | None) -> Callable[[str, int], float]:
     """For `lab up --tcp-buffer auto` (paper_profile.choose_lab): an --rtt spec's largest RTT
-    between the sites of `--sites SITES`."""
-    names = [name for name, _ in parse_sites(sites)]
+    between the sites of `--sites SITES` and the redirector `levels`."""
+    names = [name for name, _ in parse_sites(sites)] + parse_levels(levels)
     return lambda spec, _nodes: max(site_matrix(spec, names).rtt_ms.values(), default=0.0)
 
 
-def site_lines(sites: dict[str, dict[str, Any]]) -> list[str]:
-    """One line per site of an inventory's "sites" section, for `lab up` and `lab status`."""
+def site_lines(
+    sites: dict[str, dict[str, Any]], levels: dict[str, dict[str, Any]] | None = None
+) -> list[str]:
+    """One line per site of an inventory's "sites" section and per redirector level, for
+    `lab up` and `lab status`."""
     lines = []
     for site, about in sites.items():
         rdr, cap = about["redirector"], about["uplink_gbps"]
@@ -148,6 +169,8 @@ def site_lines(sites: dict[str, dict[str, Any]]) -> list[str]:
             f"site {site}: {', '.join(about['hosts'])} on {about['lan']}, uplink {uplink}; "
             f"{rdr['name']} {rdr['address']} {rdr['state']}"
         )
+    for level, about in (levels or {}).items():
+        lines.append(f"redirector level {level}: {about['address']} {about['state']}")
     return lines
 
 
@@ -174,8 +197,20 @@ def parse_sites(text: str) -> list[tuple[str, int]]:
     return sites
 
 
-def plan_sites(text: str, mode: str, network: LabNetwork) -> SiteLayout:
-    """The layout of `--sites TEXT` (see the module docstring); netns mode only."""
+def parse_levels(text: str | None) -> list[str]:
+    """`--redirectors regional,global` -> the levels above the sites, in LEVELS' order."""
+    given = [part.strip() for part in (text or "").split(",") if part.strip()]
+    unknown = [level for level in given if level not in LEVELS]
+    if unknown:
+        raise UserError(f"--redirectors takes {' and/or '.join(LEVELS)}, not {unknown[0]!r}")
+    return [level for level in LEVELS if level in given]
+
+
+def plan_sites(
+    text: str, mode: str, network: LabNetwork, redirectors: str | None = None
+) -> SiteLayout:
+    """The layout of `--sites TEXT` (see the module docstring) and, with `redirectors`
+    ("regional,global"), the hosts reserved for those levels; netns mode only."""
     if mode != NETNS:
         raise UserError(
             "--sites needs netns mode (root): a site's hosts share one shaped uplink, which "
@@ -207,7 +242,18 @@ def plan_sites(text: str, mode: str, network: LabNetwork) -> SiteLayout:
                 wan_interface=f"s{s}",
             )
         )
-    return SiteLayout(tuple(sites))
+    levels = []
+    for k, level in enumerate(parse_levels(redirectors), start=len(sites) + 1):
+        address, gateway = f"10.99.{transit}.{4 * k + 2}", f"10.99.{transit}.{4 * k + 1}"
+        levels.append(
+            NodePlan(
+                index=k, name=level, address=address, ports=dict(DEFAULT_PORTS),
+                data_ports=NETNS_DATA_PORTS, netns=f"{network.prefix}-{level}",
+                router_interface=f"r{k}", gateway=gateway, subnet=f"{address}/30",
+                dns_names=[level],
+            )
+        )  # fmt: skip
+    return SiteLayout(tuple(sites), tuple(levels))
 
 
 def _member(

@@ -82,6 +82,26 @@ def test_a_site_matrix_file_names_sites(tmp_path: Path) -> None:
     assert matrix.target("unl-2", "ucsd-1") == 40.0 and matrix.target("unl-1", "unl-2") == 0.0
 
 
+def test_redirector_levels_follow_the_sites_on_the_wan(tmp_path: Path) -> None:
+    layout = plan_sites("ucsd:1,unl:1", NETNS, NETWORK, "global, regional")
+    assert [(lv.name, lv.address, lv.netns) for lv in layout.levels] == [
+        ("regional", "10.99.226.14", "tpcsi-regional"), ("global", "10.99.226.18", "tpcsi-global")
+    ]  # fmt: skip
+    assert layout.places == ["ucsd", "unl", "regional", "global"]
+    assert "tpcsi-global" in layout.namespaces()
+    assert layout.describe_levels()["regional"] == {
+        "address": "10.99.226.14", "netns": "tpcsi-regional", "state": "reserved"
+    }  # fmt: skip
+    path = tmp_path / "wan.yaml"
+    path.write_text("rtt_ms:\n  ucsd: {unl: 40, regional: 10}\n  unl: {regional: 30}\n")
+    matrix = plan_sites("ucsd:1,unl:1", NETNS, NETWORK, "regional").host_matrix(str(path))
+    assert matrix.target("ucsd-1", "unl-1") == 40.0  # hosts only: the levels run no servers
+    with pytest.raises(UserError, match="no RTT for ucsd -> global"):
+        layout.host_matrix(str(path))
+    with pytest.raises(UserError, match="not 'national'"):
+        plan_sites("ucsd:1", NETNS, NETWORK, "regional,national")
+
+
 def test_the_prp_profile_places_sites_by_name() -> None:
     matrix = site_matrix("prp", ["unl", "xyz", "ucsd"])
     assert matrix.sites == {"unl": "UNL", "ucsd": "UCSD", "xyz": "Stanford"}
@@ -206,7 +226,7 @@ def site_lab() -> Iterator[tuple[Path, LabInventory]]:
     try:
         inventory = start_lab(
             home, file_size=1 << 20, network=NETWORK, sites=SITES,
-            site_link_gbit=UPLINK_GBIT, rtt=f"uniform:{WAN_RTT_MS:g}ms",
+            site_link_gbit=UPLINK_GBIT, rtt=f"uniform:{WAN_RTT_MS:g}ms", redirectors="regional",
         )  # fmt: skip
         yield home, inventory
     finally:
@@ -242,6 +262,21 @@ def test_a_site_is_a_lan_and_other_sites_are_across_the_wan(site_lab) -> None:
         same_site = src.split("-")[0] == dst.split("-")[0]
         target = 0.0 if same_site else WAN_RTT_MS
         assert rtt_within_target(rtt, target), (src, dst, rtt, target)
+
+
+@needs_root
+def test_the_regional_redirector_host_is_across_the_wan_from_every_site(site_lab) -> None:
+    _, inventory = site_lab
+    assert inventory.redirectors == {
+        "regional": {"address": "10.99.226.14", "netns": "tpcsi-regional", "state": "reserved"}
+    }
+    for source in ("tpcsi-ucsd-1", "tpcsi-unl-2"):
+        pings = subprocess.run(
+            ["ip", "netns", "exec", source, "ping", "-c", "5", "-i", "0.2", "-q", "regional"],
+            capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+        average = float(pings.strip().splitlines()[-1].split("=")[1].split("/")[1])
+        assert rtt_within_target(average, WAN_RTT_MS), (source, pings)
 
 
 def _tcpload(netns: str, *args: str) -> list[str]:
