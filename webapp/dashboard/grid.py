@@ -15,10 +15,10 @@ loops, against a 150 ms budget for the whole page (5 ms when the escaping was ou
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import lru_cache
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -26,10 +26,11 @@ from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 
 from webapp.results.cache import cached_aggregate
-from webapp.results.choices import Auth, Checksum, Client, Protocol
+from webapp.results.choices import DIMENSION_DEFAULTS, Auth, Checksum, Client, Protocol, Scope
 from webapp.results.grid.bands import GridBands, status_labels
 from webapp.results.grid.limits import NOT_RUN, STATUS_SHORT_NAMES, UNKNOWN
 from webapp.results.grid.queries import build_bands, grid_dimensions
+from webapp.results.grid.sites import build_site_bands, measured_sites
 from webapp.results.selectors.baselines import latest_link_baselines
 from webapp.results.selectors.campaigns import CampaignStart
 
@@ -146,17 +147,19 @@ def build_table(
     slug: str,
     title: str,
     links: dict[tuple[str, str], float] | None = None,
+    cell_link: tuple[str, str, str] | None = None,
 ) -> SafeString:
     """The grid as an HTML table. A cell is
     <td><a class="cell" href="HREF" aria-label="SRC to DST: WORDS" data-src="SRC"
     data-dst="DST">BANDS</a></td>: its row's and its column's parts are made once per table,
     by format_html; per cell only the words and bands are put in.
-    `links`: each pair's latest link baseline, so a value reads as a fraction of it too."""
+    `links`: each pair's latest link baseline, so a value reads as a fraction of it too.
+    `cell_link`: a cell's URL around its two names (default: the pair page's)."""
     links = links or {}
     # Django's escaping, once per name: format_html passes an escaped string through as it is.
     names = [escape(name) for name in grid.names]
     quoted = [escape(quote(name, safe="")) for name in grid.names]
-    head, middle, end = (escape(part) for part in _pair_link_parts())
+    head, middle, end = (escape(part) for part in cell_link or _pair_link_parts())
     columns = [
         (
             format_html('{}{}" aria-label="', dst_quoted, end),
@@ -223,11 +226,15 @@ def build_table(
 
 
 def build_section(
-    grid: GridBands, links: dict[tuple[str, str], float] | None = None
+    grid: GridBands,
+    links: dict[tuple[str, str], float] | None = None,
+    cell_link: tuple[str, str, str] | None = None,
 ) -> GridSection:
     name = grid.name
     slug = "".join(ch if ch.isalnum() else "-" for ch in name.lower()).strip("-") or "grid"
     title = PROTOCOL_TITLES.get(name.lower(), name)
+    if grid.scope == Scope.SITE:
+        title += ", site to site"
     labels = status_labels(grid)
     legend = [
         LegendEntry(
@@ -247,7 +254,7 @@ def build_section(
         title=title,
         check_names=list(grid.check_names),
         legend=legend,
-        table_html=build_table(grid, slug, title, links),
+        table_html=build_table(grid, slug, title, links, cell_link),
         last_update=datetime.fromtimestamp(last, tz=UTC) if last else None,
         n_rows=len(grid.names),
         n_cols=len(grid.names),
@@ -269,6 +276,35 @@ class GridPage:
     auths: list[str]  # authorizations with measurements, in the order of Auth
     clients: list[str]  # clients with measurements, in the order of Client
     checksums: list[str]  # checksum steps with measurements, in the order of Checksum
+    # host or site (issue 23): what the rows and columns are; the sites measured (none: the
+    # grid is host x host as before sites existed); a drill-down's two sites, if any.
+    scope: str = Scope.HOST
+    sites: list[str] = field(default_factory=list)
+    drilled: list[str] = field(default_factory=list)
+
+
+def drill_down_link(window: str, dimensions: dict[str, str]) -> tuple[str, str, str]:
+    """A site cell's link (around its two sites' names): the grid page's host x host grid of
+    those two sites' hosts, over the same window and dimensions."""
+    query = {k: v for k, v in dimensions.items() if v != DIMENSION_DEFAULTS[k]}
+    if window != "latest":
+        query["window"] = window
+    head = reverse("dashboard:grid") + "?" + urlencode({**query, "scope": Scope.HOST})
+    return head + "&sites=", ",", ""
+
+
+def chosen_scope(asked: str | None, sites: list[str]) -> str:
+    """The grid's scope: site by default when any measurement names sites, else host; a
+    site grid asked for without sites is the host grid."""
+    if not sites:
+        return Scope.HOST
+    return asked if asked in Scope.values else Scope.SITE
+
+
+def drill_down_sites(raw: str | None, sites: list[str]) -> list[str]:
+    """'ucsd,unl' -> the measured ones of them, in their order (none: no drill-down)."""
+    asked = [s for s in (raw or "").split(",") if s]
+    return [s for s in dict.fromkeys(asked) if s in sites]
 
 
 @cached_aggregate("grid-page")
@@ -278,19 +314,34 @@ def grid_page_data(
     auth: str = Auth.X509,
     client: str = Client.NATIVE,
     checksum: str = Checksum.NONE,
+    scope: str | None = None,
+    sites: str = "",
 ) -> GridPage:
     """A section per grid with results of this authorization, client and checksum (none:
     none such), and the authorizations, clients and checksums measured (none: an empty
-    database); raises ValueError (window)."""
+    database); raises ValueError (window).
+
+    `scope`: site (the default when measurements name sites) or host; `sites` ('ucsd,unl'),
+    with scope host: only those sites' hosts (a site cell's drill-down)."""
     measured = grid_dimensions()  # one query for the grids to show and the choices
     names = [p for p in Protocol.values if (p, auth, client, checksum) in measured]
-    # As results.grid.queries.all_grid_bands, with the combinations read once.
-    grids = build_bands(
-        names, window, with_campaign=True, auth=auth, client=client, checksum=checksum
-    )
-    links = latest_link_baselines() if grids else {}
+    dimensions = {"auth": auth, "client": client, "checksum": checksum}
+    known_sites = measured_sites() if names else []
+    shown = chosen_scope(scope, known_sites)
+    drilled = drill_down_sites(sites, known_sites) if shown == Scope.HOST else []
+    cell_link = None
+    if shown == Scope.SITE:
+        grids = build_site_bands(names, window, sites=known_sites, with_campaign=True, **dimensions)
+        cell_link = drill_down_link(window, dimensions)
+    else:
+        # As results.grid.queries.all_grid_bands, with the combinations read once.
+        grids = build_bands(names, window, with_campaign=True, sites=tuple(drilled), **dimensions)
+    links = latest_link_baselines() if grids and shown == Scope.HOST else {}
     return GridPage(
-        sections=[build_section(grid, links) for grid in grids],
+        scope=shown,
+        sites=known_sites,
+        drilled=drilled,
+        sections=[build_section(grid, links, cell_link) for grid in grids],
         auths=[a for a in Auth.values if any(m[1] == a for m in measured)],
         clients=[c for c in Client.values if any(m[2] == c for m in measured)],
         checksums=[c for c in Checksum.values if any(m[3] == c for m in measured)],

@@ -6,7 +6,7 @@ from datetime import datetime
 
 from webapp.dashboard.plots import dimension_label, dimension_order, dimensions_of
 from webapp.results.choices import DIMENSION_DEFAULTS, Outcome
-from webapp.results.phases import CHECKSUM_PHASE, median, setup_s
+from webapp.results.phases import CHECKSUM_PHASE, REDIRECT_PHASE, median, setup_s
 from webapp.results.selectors.baselines import baseline_fraction
 
 RECENT_MEASUREMENTS = 8
@@ -89,7 +89,18 @@ def _transfer(row: dict) -> dict:
         "duration_s": _duration_s(row),
         "setup_s": setup_s(phases),
         "checksum_s": phases.get(CHECKSUM_PHASE),
+        "redirect_s": phases.get(REDIRECT_PHASE),
     }
+
+
+def servers_known(measurements: list[dict]) -> bool:
+    """Whether any transfer of `measurements` says which data servers served it or followed
+    a redirect (site measurements, issue 23): the pair page's servers column shows then."""
+    return any(
+        t.get("source_server") or t.get("destination_server") or t.get("redirects")
+        for m in measurements
+        for t in m.get("transfers") or []
+    )
 
 
 def checksum_share(transfer: dict) -> float | None:

@@ -29,6 +29,7 @@ from webapp.dashboard.history import (
     checksum_costs,
     latest_per_check,
     recent_measurements,
+    servers_known,
     with_link_fraction,
     with_phase_summaries,
 )
@@ -115,8 +116,15 @@ def grid_page(request: HttpRequest) -> HttpResponse:
         context["empty"] = not measurements_exist()
         return render(request, "dashboard/grid.html", context, status=400)
     # One grid per protocol with results of these dimensions; none measured: an empty database.
-    page = grid_page_data(window=window, **dimensions)
+    page = grid_page_data(
+        window=window,
+        **dimensions,
+        scope=request.GET.get("scope"),
+        sites=request.GET.get("sites", ""),
+    )
     sections = page.sections
+    context.update(scope=page.scope, sites=page.sites, drilled=page.drilled)
+    context["scope_links"] = scope_links(request, page.scope) if page.sites else []
     context["empty"] = not page.auths
     # Choices only where there is a choice (or the one asked for is not the one measured).
     measured = {"auth": page.auths, "client": page.clients, "checksum": page.checksums}
@@ -129,6 +137,18 @@ def grid_page(request: HttpRequest) -> HttpResponse:
         # Read with the grids (and cached with them): the latest campaign's start.
         context["campaign"] = sections[0].campaign if window == "latest" else None
     return _render_with_tables(request, "dashboard/grid.html", context)
+
+
+def scope_links(request: HttpRequest, current: str) -> list[dict]:
+    """The grid's choice of rows and columns when measurements name sites: sites or hosts
+    (the whole host grid: a drill-down's sites dropped)."""
+    links = []
+    for scope, label in (("site", "Sites"), ("host", "Hosts")):
+        query = request.GET.copy()
+        query.pop("sites", None)
+        query["scope"] = scope
+        links.append({"query": query.urlencode(), "label": label, "current": scope == current})
+    return links
 
 
 def _render_with_tables(request: HttpRequest, template: str, context: dict) -> HttpResponse:
@@ -172,6 +192,8 @@ def pair_page(request: HttpRequest, src: str, dst: str) -> HttpResponse:
     query = {"src": src, "dst": dst, "since": since.isoformat(timespec="seconds")}
     latest = with_phase_summaries(with_link_fraction(latest, baselines), measured)
     latest_measured = [m for m in measured if m["id"] in latest_ids]
+    recent = recent_measurements([m for m in measured if m["id"] in recent_ids])
+    servers = servers_known(recent)
     context = {
         "nav": "grid",
         "src": src,
@@ -188,7 +210,10 @@ def pair_page(request: HttpRequest, src: str, dst: str) -> HttpResponse:
         "phases_figure": plots.phases_figure(latest_measured),
         "checksum_costs": checksum_costs(latest_measured),
         "baselines": baselines,
-        "recent": recent_measurements([m for m in measured if m["id"] in recent_ids]),
+        "recent": recent,
+        # Sites' transfers say which data servers served them: a column of its own then.
+        "servers_known": servers,
+        "transfer_columns": 12 if servers else 11,
         "csv_url": f"{MEASUREMENTS_API}?{urlencode({**query, 'format': 'csv'})}",
         "json_url": f"{MEASUREMENTS_API}?{urlencode(query)}",
         "transfers_csv_url": f"{MEASUREMENTS_API}?"

@@ -18,6 +18,7 @@ PHASE_ORDER = (
 # once the copy is done, comes after the copy (docs/measurements.md).
 SETUP_PHASES = PHASE_ORDER[: PHASE_ORDER.index("streaming")]
 CHECKSUM_PHASE = "checksum"
+REDIRECT_PHASE = "redirect"
 PHASE_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 MAX_PHASES = 16
 # Phases may exceed the duration by rounding: 5% of it plus this many seconds.

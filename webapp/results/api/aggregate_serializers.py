@@ -4,7 +4,7 @@ and their query parameters: a window and the authorization, client and checksum 
 from rest_framework import serializers
 
 from webapp.results.api.serializers import MAX_STREAMS
-from webapp.results.choices import Auth, Checksum, Client, Protocol
+from webapp.results.choices import Auth, Checksum, Client, Protocol, Scope
 from webapp.results.windows import WINDOW_PATTERN, WINDOW_SYNTAX, parse_window
 
 
@@ -101,6 +101,11 @@ class StreamComparisonSerializer(serializers.Serializer):
 
 class MaddashWindowQuerySerializer(WindowQuerySerializer, DimensionsQuerySerializer):
     window = window_field("latest")
+    scope = serializers.ChoiceField(
+        choices=Scope.choices,
+        default=Scope.HOST,
+        help_text="host (the default): rows and columns are nodes; site: sites (issue 23)",
+    )
 
 
 class MaddashCheckQuerySerializer(DimensionsQuerySerializer):

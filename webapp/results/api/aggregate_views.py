@@ -88,14 +88,14 @@ class MaddashGridListView(APIView):
 
 @cached_aggregate("maddash-grid-json")
 def maddash_grid_json(
-    *, name: str, window: str, auth: str, client: str, checksum: str
+    *, name: str, window: str, auth: str, client: str, checksum: str, scope: str = "host"
 ) -> EncodedJSON:
     """maddash.grid_document() of grid `name` encoded, cached as such: a served grid is sent
     as it is, not rebuilt and encoded again (half a megabyte of JSON for 30 nodes). Its bands
     are computed here, not read from their own cache: that would be a second cache entry to
     write."""
     bands = grid_bands.uncached(
-        name=name, window=window, auth=auth, client=client, checksum=checksum
+        name=name, window=window, auth=auth, client=client, checksum=checksum, scope=scope
     )
     return EncodedJSON(json_bytes(maddash.grid_document(bands)))
 

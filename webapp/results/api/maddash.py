@@ -11,7 +11,7 @@ from urllib.parse import quote
 
 from django.utils import timezone
 
-from webapp.results.choices import DIMENSION_DEFAULTS, Auth, Checksum, Client
+from webapp.results.choices import DIMENSION_DEFAULTS, Auth, Checksum, Client, Scope
 from webapp.results.grid.bands import (
     NOT_RUN_BAND,
     Band,
@@ -25,12 +25,17 @@ from webapp.results.grid.queries import CheckHistory, UnknownGrid
 
 
 def dimensions_query(
-    auth: str = Auth.X509, client: str = Client.NATIVE, checksum: str = Checksum.NONE
+    auth: str = Auth.X509,
+    client: str = Client.NATIVE,
+    checksum: str = Checksum.NONE,
+    scope: str = Scope.HOST,
 ) -> str:
-    """'?auth=token&client=gfal2&checksum=adler32' for the dimensions not at their defaults;
-    '' for none."""
+    """'?auth=token&client=gfal2&checksum=adler32' for the dimensions not at their defaults
+    (and '&scope=site' for a site grid's); '' for none."""
     chosen = {"auth": auth, "client": client, "checksum": checksum}
     changed = [(k, v) for k, v in chosen.items() if v != DIMENSION_DEFAULTS[k]]
+    if scope != Scope.HOST:
+        changed.append(("scope", scope))
     return "?" + "&".join(f"{k}={v}" for k, v in changed) if changed else ""
 
 
@@ -82,7 +87,8 @@ class _Uris:
 
     def __init__(self, bands: GridBands) -> None:
         self.grid = "/maddash/grids/" + quote(bands.name, safe="")
-        self.query = dimensions_query(bands.auth, bands.client, bands.checksum)
+        self.query = dimensions_query(bands.auth, bands.client, bands.checksum, bands.scope)
+        self.sites = bands.scope == Scope.SITE
         self.quoted = [quote(n, safe="") for n in bands.names]
         self.checks = [
             (k, label, quote(label, safe=""))
@@ -93,7 +99,7 @@ class _Uris:
             [
                 (
                     f"/{quoted}/{quoted_label}{self.query}",
-                    f"{name}/?protocol={bands.name}&streams={k}",
+                    name if self.sites else f"{name}/?protocol={bands.name}&streams={k}",
                     k,
                     label,
                 )
@@ -101,6 +107,11 @@ class _Uris:
             ]
             for quoted, name in zip(self.quoted, bands.names, strict=True)
         ]
+
+    def row_history(self, name: str) -> str:
+        """A row's history links' head: the pair page's; a site grid's, the grid page's host
+        grid of the two sites (the drill-down)."""
+        return f"/?scope=host&sites={name}," if self.sites else f"/pairs/{name}/"
 
     def row(self, r: int) -> str:
         """A row's URI; a check's URI is its row's without the query, and the check's tail."""
@@ -122,7 +133,7 @@ def _check_rows(
     found = []
     for r in rows:
         row_uri = uris.row(r)
-        row_history = f"/pairs/{bands.names[r]}/"
+        row_history = uris.row_history(bands.names[r])
         cells: list[list[dict] | None] = []
         for cell, column in zip(bands.cells[r], uris.column_checks, strict=True):
             if cell is None:
@@ -166,6 +177,7 @@ def grid_document(bands: GridBands) -> dict:
         "auth": bands.auth,
         "client": bands.client,
         "checksum": bands.checksum,
+        **({"scope": bands.scope} if bands.scope != Scope.HOST else {}),
         "statusLabels": status_labels(bands),
         "lastUpdateTime": bands.last_update or epoch(timezone.now()),
         "columnNames": list(names),

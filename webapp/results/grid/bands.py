@@ -60,6 +60,8 @@ class GridBands:
     auth: str = "x509"
     client: str = "native"
     checksum: str = "none"
+    # host: rows and columns are nodes; site: they are sites (results.grid.sites).
+    scope: str = "host"
 
 
 def assemble_grid(
@@ -76,6 +78,7 @@ def assemble_grid(
     auth: str = "x509",
     client: str = "native",
     checksum: str = "none",
+    scope: str = "host",
 ) -> GridBands:
     streams = sorted({row[3] for row in rows} or DEFAULT_STREAM_SETTINGS, reverse=True)
     position = {node_id: i for i, (node_id, _) in enumerate(nodes)}
@@ -132,6 +135,7 @@ def assemble_grid(
         auth=auth,
         client=client,
         checksum=checksum,
+        scope=scope,
     )
 
 

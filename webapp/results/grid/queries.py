@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from django.db.models import Avg, Count, Max, Q, QuerySet, Subquery, Sum
 
 from webapp.results.cache import cached_aggregate
-from webapp.results.choices import Auth, Checksum, Client, Outcome, Protocol
+from webapp.results.choices import Auth, Checksum, Client, Outcome, Protocol, Scope
 from webapp.results.compiled_sql import compiled_query
 from webapp.results.grid.bands import GridBands, assemble_grid
 from webapp.results.grid.limits import Limits, Resolver, resolvers_from
@@ -76,6 +76,12 @@ def _first_of_each_combination() -> QuerySet:
 @compiled_query
 def _nodes() -> QuerySet:
     return Node.objects.order_by("name").values_list("id", "name", "link_gbps")
+
+
+def _nodes_of(sites: tuple[str, ...]) -> QuerySet:
+    """The nodes of `sites` (Node.site, as host measurements name it): a site cell's hosts."""
+    found = Node.objects.filter(site__in=sites).order_by("name")
+    return found.values_list("id", "name", "link_gbps")
 
 
 @compiled_query
@@ -187,17 +193,22 @@ def build_bands(
     auth: str = Auth.X509,
     client: str = Client.NATIVE,
     checksum: str = Checksum.NONE,
+    sites: tuple[str, ...] = (),
 ) -> list[GridBands]:
-    """The grids of `protocols` over `window` of the measurements with this authorization,
-    client and checksum, with a fixed number of queries for all."""
+    """The grids of `protocols` over `window` of the host measurements with this
+    authorization, client and checksum, with a fixed number of queries for all; with
+    `sites`, only the nodes of those sites (a site cell's drill-down)."""
     parsed = parse_window(window)
     lookups, campaign = _window(parsed, with_campaign=with_campaign)
     # the dimensions are lookups like the window's: one hashable key
-    filters = (*lookups, ("auth", auth), ("client", client), ("checksum", checksum))
+    filters = (
+        *lookups, ("auth", auth), ("client", client), ("checksum", checksum),
+        ("scope", Scope.HOST),
+    )  # fmt: skip
     rows = _cell_aggregates(filters, tuple(protocols)) if protocols else []
     all_failed = {row[:4] for row in rows if row[5] == 0 and row[6] > 0}
     reasons = _failure_reasons(filters, all_failed) if all_failed else {}
-    node_rows = _nodes()
+    node_rows = _nodes_of(sites) if sites else _nodes()
     nodes = [(node_id, name) for node_id, name, _ in node_rows]
     resolvers = limits_resolvers(protocols, {node_id: link for node_id, _, link in node_rows})
     by_protocol: dict[str, list[tuple]] = {p: [] for p in protocols}
@@ -228,12 +239,19 @@ def grid_bands(
     auth: str = Auth.X509,
     client: str = Client.NATIVE,
     checksum: str = Checksum.NONE,
+    scope: str = Scope.HOST,
 ) -> GridBands:
-    """The bands of grid `name` over `window`; raises UnknownGrid or ValueError (window)."""
+    """The bands of grid `name` over `window` (scope site: its site grid); raises
+    UnknownGrid or ValueError (window)."""
     if name not in Protocol.values:
         raise UnknownGrid(
             f"no grid named {name!r}; grids are named by protocol: " + ", ".join(Protocol.values)
         )
+    if scope == Scope.SITE:
+        from webapp.results.grid.sites import site_grid_bands  # it builds on this module
+
+        dimensions = {"auth": auth, "client": client, "checksum": checksum}
+        return site_grid_bands(name=name, window=window, **dimensions)
     return build_bands([name], window, auth=auth, client=client, checksum=checksum)[0]
 
 
