@@ -33,6 +33,8 @@ class Endpoint:
     # Kubernetes only: "namespace/name" of the node's XRootD server pod (its iperf3 runs there).
     pod: str | None = None
     site: str | None = None
+    # A site's redirector (an XRootD manager): what is sent to it goes on to a data server.
+    redirector: bool = False
     labels: dict[str, str] = field(default_factory=dict)
     link_gbps: float | None = None  # the node's link capacity, when known (a node label)
     # The node's TCP buffer maximum in bytes (tcp_rmem / tcp_wmem), when known (the lab sets it).

@@ -4,8 +4,8 @@ a data server, root:// is redirected inside xrdcp; each records the `redirect` p
 hops and the data server that served the destination, and the bytes land there.
 
 The first HTTPS COPY to a name a manager has never looked up fails with 400 while it looks
-(tests/servers/test_server_redirector.py); here a HEAD of the name comes first, so the COPY
-is redirected at once. (Retrying that 400 in the tool is the next step of issue 23.)
+(tests/servers/test_server_redirector.py): the HTTPS tool asks again when the endpoint is a
+redirector (`Endpoint.redirector`), and only then.
 """
 
 from __future__ import annotations
@@ -54,14 +54,16 @@ def cluster() -> Iterator[Cluster]:
         shutil.rmtree(cluster.base, ignore_errors=True)
 
 
-def endpoint(node: Node) -> Endpoint:
+def endpoint(node: Node, redirector: bool = False) -> Endpoint:
     settings = node.settings
     ports = {"https": settings.https_port, "root": settings.root_port, "gridftp": 2811}
-    return Endpoint(node.plan.name, ADDRESS, ports, str(settings.data_root))
+    return Endpoint(node.plan.name, ADDRESS, ports, str(settings.data_root), redirector=redirector)
 
 
-def copy(cluster: Cluster, tool: TransferTool, protocol: str, name: str) -> TransferRecord:
-    src, dst = endpoint(cluster[SOURCE.name]), endpoint(cluster[MANAGER])
+def copy(
+    cluster: Cluster, tool: TransferTool, protocol: str, name: str, redirector: bool = True
+) -> TransferRecord:
+    src, dst = endpoint(cluster[SOURCE.name]), endpoint(cluster[MANAGER], redirector)
     request = MeasurementRequest.between(src, dst, protocol, 2, transfers=1, file_size=SIZE)
     transfer = request.transfer_request(str(uuid.uuid4()), 0, cluster.creds, timeout=120)
     transfer = type(transfer)(**{**transfer.__dict__, "dst_path": name})
@@ -118,3 +120,23 @@ def test_a_copy_between_hosts_records_no_redirect(cluster: Cluster) -> None:
     assert record.succeeded, record.message
     assert (record.redirects, record.source_server, record.destination_server) == (0, None, None)
     assert "redirect" not in record.phases and "redirects" not in record.to_json()
+
+
+def test_a_new_name_at_a_manager_is_asked_again_until_it_is_looked_up(cluster: Cluster) -> None:
+    look_up_first(cluster, "/tpcbench-warm-up")  # the manager is up (its servers logged in)
+    name = "/tpcbench-asked-again"
+    record = copy(cluster, HttpsTpc("pull"), "https", name)
+    assert record.succeeded, record.message
+    assert record.redirects == 1 and record.destination_server == landed_on(cluster, name)
+    # the lookup (>= one retry delay) is part of the redirect phase
+    assert record.phases["redirect"] >= 1.0
+
+
+def test_an_endpoint_not_known_as_a_redirector_gets_no_second_ask(cluster: Cluster) -> None:
+    look_up_first(cluster, "/tpcbench-warm-up")
+    record = copy(cluster, HttpsTpc("pull"), "https", "/tpcbench-not-asked-again", False)
+    assert not record.succeeded
+    assert (
+        "COPY answered 400" in record.message and "Failed to open local resource" in record.message
+    )
+    assert "redirect" not in record.phases
