@@ -274,3 +274,66 @@ def test_pair_page_checksum_phase_in_chromium(
     page.screenshot(path=str(screenshots / "pair-checksum.png"), full_page=True)
     print(f"screenshots: {screenshots}")
     assert errors == []
+
+
+def test_site_grid_and_drill_down_in_chromium(live_server, screenshots, site_payload, request):
+    """Issue 23: with measurements between sites the grid page opens on the site grid
+    (ucsd, unl), its cells painted; clicking ucsd -> unl opens the host grid of the two
+    sites' hosts, whose cells go to the pair pages as before."""
+    from rest_framework.test import APIClient
+
+    from webapp.results.api.permissions import api_token_create
+
+    reporter = APIClient()
+    reporter.credentials(HTTP_AUTHORIZATION=f"Token {api_token_create(name='orchestrator')}")
+    seconds = GIB * 8 / 1e9 / 4.0  # 4 Gbps
+    for src, dst, sites in (
+        ("ucsd-1", "unl-1", ("ucsd", "unl")),
+        ("ucsd-2", "unl-2", ("ucsd", "unl")),
+        ("unl-1", "ucsd-2", ("unl", "ucsd")),
+    ):
+        body = site_payload(src=src, dst=dst, src_site=sites[0], dst_site=sites[1], k=2,
+                            seconds=seconds)  # fmt: skip
+        assert reporter.post("/api/v1/measurements/", body, format="json").status_code == 201
+    chromium = request.getfixturevalue("chromium")
+    errors: list[str] = []
+    page = chromium.new_page(viewport={"width": 1200, "height": 900})
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+
+    page.goto(f"{live_server.url}/?window=1d")
+    grid = page.locator('table.grid[data-grid="https"]')
+    grid.wait_for()
+    assert grid.locator("tbody tr th.row").all_inner_texts() == ["ucsd", "unl"]
+    assert grid.locator("a.cell").count() == 2 and grid.locator("td.self").count() == 2
+    painted = page.evaluate(
+        """() => [...document.querySelectorAll('table.grid .band')].map(b => {
+             const r = b.getBoundingClientRect();
+             return [Number(b.dataset.status), getComputedStyle(b).backgroundColor, r.width];
+           })"""
+    )
+    assert len(painted) == 2
+    for status, colour, width in painted:
+        assert colour == STATUS_RGB[status] and width >= 16
+    page.screenshot(path=str(screenshots / "site-grid.png"), full_page=True)
+
+    grid.locator('a.cell[data-src="ucsd"][data-dst="unl"]').click()
+    page.wait_for_url(re.compile(r"scope=host&sites=ucsd,unl"))
+    hosts = page.locator('table.grid[data-grid="https"]')
+    hosts.wait_for()
+    assert hosts.locator("tbody tr th.row").all_inner_texts() == [
+        "ucsd-1", "ucsd-2", "unl-1", "unl-2",
+    ]  # fmt: skip
+    assert "Hosts of sites ucsd and unl" in page.locator(".drill-down").inner_text()
+    back = page.locator(".drill-down a").get_attribute("href")
+    assert "window=1d" in back and "scope=site" in back and "sites=" not in back
+    page.screenshot(path=str(screenshots / "site-drill-down.png"), full_page=True)
+    hosts.locator('a.cell[data-src="ucsd-1"][data-dst="unl-1"]').click()
+    page.wait_for_url(re.compile(r"/pairs/ucsd-1/unl-1/"))
+    servers = page.locator("table.transfers td.servers").all_inner_texts()
+    assert servers == [
+        "ucsd-1:1094 → unl-1:1094\n1 redirect, 0.050 s",
+        "ucsd-2:1094 → unl-2:1094\n1 redirect, 0.050 s",
+    ]
+    print(f"screenshots: {screenshots}")
+    assert errors == []
