@@ -73,6 +73,8 @@ def test_a_bad_scope_or_site_is_400_naming_it(reporter, site_payload, change, fi
     response = reporter.post(URL, {**site_payload(), **change}, format="json")
     assert response.status_code == 400
     assert list(response.json()) == [field], response.json()
+    if change.get(field) not in (None, 7, "cluster"):  # the words say what a site name is
+        assert "site name" in response.json()[field][0]
 
 
 @pytest.mark.parametrize(

@@ -40,6 +40,12 @@ SITE_HELP = (
     "The site of the {end} ({pattern}); null (the default): the lab or cluster has no sites. "
     "Required with scope site."
 )
+SITE_ERRORS = {
+    "invalid": "A site name: a lowercase letter, then up to 7 lowercase letters or digits "
+    "(ucsd, unl, site2).",
+    "max_length": "A site name has at most 8 characters.",
+    "blank": "A site name is not empty (null: no sites).",
+}
 TCP_BUFFER_HELP = (
     "The largest TCP buffer (bytes) one stream of this pair may use: the smaller of the "
     "sender's tcp_wmem and the receiver's tcp_rmem maximum, when the orchestrator knows it "
@@ -206,6 +212,7 @@ class MeasurementInSerializer(serializers.Serializer):
         required=False,
         default=None,
         max_length=8,
+        error_messages=SITE_ERRORS,
         help_text=SITE_HELP.format(end="source", pattern=SITE_NAME_PATTERN),
     )
     dst_site = StrictRegexField(
@@ -214,6 +221,7 @@ class MeasurementInSerializer(serializers.Serializer):
         required=False,
         default=None,
         max_length=8,
+        error_messages=SITE_ERRORS,
         help_text=SITE_HELP.format(end="destination", pattern=SITE_NAME_PATTERN),
     )
     streams = StrictIntegerField(min_value=1, max_value=MAX_STREAMS)
