@@ -77,6 +77,11 @@ def test_the_maddash_site_grid(anonymous, two_sites):
     assert "scope" not in hosts and "ucsd-1" in hosts["columnNames"]
     rdr = hosts["columnNames"].index("unl-rdr"), hosts["columnNames"].index("ucsd-rdr")
     assert hosts["grid"][rdr[0]][rdr[1]][0]["status"] == 4  # not run: no host measurement
+    # Its check resource reads what its cells read: no site-scope measurement either.
+    check = anonymous.get("/maddash/grids/https/unl-rdr/ucsd-rdr/8%20streams").json()
+    assert check["history"] == [] and check["status"] == 4
+    host_check = anonymous.get("/maddash/grids/https/ucsd-1/unl-1/8%20streams").json()
+    assert len(host_check["history"]) == 1
     bad = anonymous.get("/maddash/grids/https", {"scope": "region"})
     assert bad.status_code == 400 and list(bad.json()) == ["scope"]
 

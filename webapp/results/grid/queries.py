@@ -338,6 +338,7 @@ def check_history(
         auth=auth,
         client=client,
         checksum=checksum,
+        scope=Scope.HOST,  # as the host grid's cells
         src_id=nodes[row],
         dst_id=nodes[col],
         streams=streams,
