@@ -82,6 +82,8 @@ def test_the_maddash_site_grid(anonymous, two_sites):
     assert check["history"] == [] and check["status"] == 4
     host_check = anonymous.get("/maddash/grids/https/ucsd-1/unl-1/8%20streams").json()
     assert len(host_check["history"]) == 1
+    for unknown in ("/maddash/grids/ftp", "/maddash/grids/https/cern", "/maddash/grids/ftp/a/b"):
+        assert anonymous.get(unknown, {"scope": "site"}).status_code == 404
     bad = anonymous.get("/maddash/grids/https", {"scope": "region"})
     assert bad.status_code == 400 and list(bad.json()) == ["scope"]
 

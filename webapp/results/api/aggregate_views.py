@@ -15,7 +15,10 @@ from webapp.results.api.negotiation import JSONErrorsMixin
 from webapp.results.api.parameters import validated_query
 from webapp.results.api.renderers import CSVRenderer, EncodedJSON, FastJSONRenderer, json_bytes
 from webapp.results.cache import cached_aggregate
+from webapp.results.choices import Scope
+from webapp.results.grid.bands import GridBands
 from webapp.results.grid.queries import UnknownGrid, check_history, grid_bands, grid_names
+from webapp.results.grid.sites import site_grid_bands
 from webapp.results.selectors.aggregates import stream_comparison, throughput_vs_latency
 
 # Aggregates and grids (large answers): orjson instead of the standard library's encoder.
@@ -94,10 +97,18 @@ def maddash_grid_json(
     as it is, not rebuilt and encoded again (half a megabyte of JSON for 30 nodes). Its bands
     are computed here, not read from their own cache: that would be a second cache entry to
     write."""
-    bands = grid_bands.uncached(
-        name=name, window=window, auth=auth, client=client, checksum=checksum, scope=scope
-    )
+    dimensions = {"auth": auth, "client": client, "checksum": checksum}
+    if scope == Scope.SITE:
+        bands = site_grid_bands.uncached(name=name, window=window, **dimensions)
+    else:
+        bands = grid_bands.uncached(name=name, window=window, **dimensions)
     return EncodedJSON(json_bytes(maddash.grid_document(bands)))
+
+
+def _bands(name: str, query: dict) -> GridBands:
+    """A MaDDash resource's grid: the host grid, or with scope site the site grid."""
+    scope = query.pop("scope", Scope.HOST)
+    return (site_grid_bands if scope == Scope.SITE else grid_bands)(name=name, **query)
 
 
 class MaddashResourceView(APIView):
@@ -133,7 +144,7 @@ class MaddashRowView(MaddashResourceView):
 
     @_window_schema("maddash_row_retrieve")
     def get(self, request: Request, name: str, row: str) -> Response:
-        bands = grid_bands(name=name, **validated_query(agg.MaddashWindowQuerySerializer, request))
+        bands = _bands(name, validated_query(agg.MaddashWindowQuerySerializer, request))
         return Response(maddash.row_document(bands, row))
 
 
@@ -142,7 +153,7 @@ class MaddashCellView(MaddashResourceView):
 
     @_window_schema("maddash_cell_retrieve")
     def get(self, request: Request, name: str, row: str, col: str) -> Response:
-        bands = grid_bands(name=name, **validated_query(agg.MaddashWindowQuerySerializer, request))
+        bands = _bands(name, validated_query(agg.MaddashWindowQuerySerializer, request))
         return Response(maddash.cell_document(bands, row, col))
 
 

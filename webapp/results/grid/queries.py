@@ -231,6 +231,14 @@ def build_bands(
     ]
 
 
+def check_grid_name(name: str) -> None:
+    """Raises UnknownGrid unless `name` is a grid's (a protocol)."""
+    if name not in Protocol.values:
+        raise UnknownGrid(
+            f"no grid named {name!r}; grids are named by protocol: " + ", ".join(Protocol.values)
+        )
+
+
 @cached_aggregate("maddash-bands")
 def grid_bands(
     *,
@@ -239,19 +247,10 @@ def grid_bands(
     auth: str = Auth.X509,
     client: str = Client.NATIVE,
     checksum: str = Checksum.NONE,
-    scope: str = Scope.HOST,
 ) -> GridBands:
-    """The bands of grid `name` over `window` (scope site: its site grid); raises
-    UnknownGrid or ValueError (window)."""
-    if name not in Protocol.values:
-        raise UnknownGrid(
-            f"no grid named {name!r}; grids are named by protocol: " + ", ".join(Protocol.values)
-        )
-    if scope == Scope.SITE:
-        from webapp.results.grid.sites import site_grid_bands  # it builds on this module
-
-        dimensions = {"auth": auth, "client": client, "checksum": checksum}
-        return site_grid_bands(name=name, window=window, **dimensions)
+    """The bands of grid `name` over `window`; raises UnknownGrid or ValueError (window).
+    (A site grid's: results.grid.sites.site_grid_bands.)"""
+    check_grid_name(name)
     return build_bands([name], window, auth=auth, client=client, checksum=checksum)[0]
 
 

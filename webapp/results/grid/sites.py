@@ -14,9 +14,10 @@ band says how many transfers failed, not the first one's message.
 
 from django.db.models import Avg, Count, F, Max, Q, QuerySet, Sum
 
+from webapp.results.cache import cached_aggregate
 from webapp.results.choices import Auth, Checksum, Client, Scope
 from webapp.results.grid.bands import GridBands, assemble_grid
-from webapp.results.grid.queries import Lookups, _window, limits_resolvers
+from webapp.results.grid.queries import Lookups, _window, check_grid_name, limits_resolvers
 from webapp.results.models import Measurement
 from webapp.results.vendor_sql import EpochSeconds
 from webapp.results.windows import parse_window
@@ -112,6 +113,7 @@ def build_site_bands(
     return grids
 
 
+@cached_aggregate("maddash-site-bands")
 def site_grid_bands(
     *,
     name: str,
@@ -120,7 +122,9 @@ def site_grid_bands(
     client: str = Client.NATIVE,
     checksum: str = Checksum.NONE,
 ) -> GridBands:
-    """The site grid `name` (a protocol) over `window`, for the MaDDash JSON."""
+    """The site grid `name` (a protocol) over `window`, for the MaDDash JSON; raises
+    UnknownGrid or ValueError (window)."""
+    check_grid_name(name)
     return build_site_bands(
         [name], window, sites=measured_sites(), auth=auth, client=client, checksum=checksum
     )[0]
