@@ -368,14 +368,14 @@ def _down(args: argparse.Namespace) -> int:
 
 def _print_table(inventory: LabInventory) -> None:
     print(f"{'NODE':<8} {'ADDRESS':<15} {'HTTPS':>6} {'ROOT':>6} {'GRIDFTP':>8}  HEALTH")
-    for node in inventory.nodes:
+    for node in [*inventory.nodes, *inventory.redirector_nodes]:  # redirectors: no GridFTP
         health = inventory.health.get(node.name, {})
         failed = {k: v for k, v in health.get("checks", {}).items() if v != "ok"}
         verdict = "ok" if health.get("ok") else "; ".join(f"{k}: {v}" for k, v in failed.items())
         ports = node.ports
         print(
             f"{node.name:<8} {node.address:<15} {ports['https']:>6} {ports['root']:>6} "
-            f"{ports['gridftp']:>8}  {verdict or 'unknown'}"
+            f"{ports.get('gridftp', '-'):>8}  {verdict or 'unknown'}"
         )
     for line in site_lines(inventory.sites, inventory.redirectors):
         print(line)

@@ -13,6 +13,9 @@ which of its settings were given instead (`given`), and the numbers behind its f
 A site lab (`lab up --sites`) adds "sites": {name: {"hosts", "lan", "uplink_gbps",
 "router_netns", "redirector": {"name", "address", "netns", "state"}}}, and each node its "site";
 with `--redirectors`, "redirectors": {"regional"|"global": {"address", "netns", "state"}}.
+A site lab's running redirectors (each site's manager, the meta-manager of a level) are in
+"redirector_nodes": [Endpoint.to_json() (redirector: true) + {"health": {...}}], apart from
+"nodes": a campaign pairs the hosts, never a redirector.
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ class LabInventory:
     profile: dict[str, Any] = field(default_factory=dict)  # lab up --profile: name, given, ...
     sites: dict[str, Any] = field(default_factory=dict)  # lab up --sites: site name -> layout
     redirectors: dict[str, Any] = field(default_factory=dict)  # --redirectors: level -> host
+    redirector_nodes: list[Endpoint] = field(default_factory=list)  # running, --sites
 
     def node(self, name: str) -> Endpoint:
         for endpoint in self.nodes:
@@ -85,6 +89,11 @@ class LabInventory:
         sites = {"sites": self.sites} if self.sites else {}  # a node lab's JSON stays as it was
         if self.redirectors:
             sites["redirectors"] = self.redirectors
+        if self.redirector_nodes:
+            sites["redirector_nodes"] = [
+                {**r.to_json(), "health": self.health.get(r.name, {})}
+                for r in self.redirector_nodes
+            ]
         return {
             "nodes": [
                 {
@@ -108,6 +117,7 @@ class LabInventory:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> LabInventory:
+        redirectors = data.get("redirector_nodes") or []
         return cls(
             nodes=[Endpoint.from_json(n) for n in data["nodes"]],
             client=ClientCredentials.from_json(data["client"]),
@@ -115,7 +125,7 @@ class LabInventory:
             ca=Path(data["ca"]) if data.get("ca") else None,
             mode=data.get("mode", "netns"),
             runtime=data.get("runtime", "process"),
-            health={n["name"]: n.get("health", {}) for n in data["nodes"]},
+            health={n["name"]: n.get("health", {}) for n in [*data["nodes"], *redirectors]},
             tcp={n["name"]: n.get("tcp", {}) for n in data["nodes"]},
             rtt_measured={
                 n["name"]: {dst: r.get("measured_ms") for dst, r in n.get("rtt", {}).items()}
@@ -126,6 +136,7 @@ class LabInventory:
             profile=data.get("profile") or {},
             sites=data.get("sites") or {},
             redirectors=data.get("redirectors") or {},
+            redirector_nodes=[Endpoint.from_json(r) for r in redirectors],
         )
 
 

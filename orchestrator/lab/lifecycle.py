@@ -30,6 +30,13 @@ from orchestrator.lab.run_record import LabRun
 from orchestrator.lab.runtime import PROCESS, Runtime
 from orchestrator.lab.runtime_registry import make_runtime
 from orchestrator.lab.site_network import build_sites, check_sites_free
+from orchestrator.lab.site_servers import (
+    check_runtime,
+    cluster_place,
+    probe_redirector,
+    start_redirectors,
+    wait_for_redirectors,
+)
 from orchestrator.lab.sites import SiteLayout, plan_sites
 from orchestrator.lab.token_issuer import (
     issuer_address,
@@ -111,6 +118,7 @@ def start_lab(
         raise UserError(f"--file-size must be a positive number of bytes, not {file_size}")
     matrix = check_links(mode, plans, rate_gbit, rtt, tcp, layout)
     check_no_lab_running(home)
+    check_runtime(layout, runtime)
     servers = make_runtime(runtime)
     servers.preflight(mode)
     ca_dir = Path(ca_dir or home / "ca")
@@ -270,8 +278,9 @@ def _build(
         if plan.netns is not None:
             trust_in_namespace(plan.netns, issuer.bundle)
         files = NodeFiles(
-            plan=plan, node_dir=node_dir, data_root=data_root, certdir=certdir, issuer=issuer
-        )
+            plan=plan, node_dir=node_dir, data_root=data_root, certdir=certdir, issuer=issuer,
+            cluster=cluster_place(links.sites, plan),
+        )  # fmt: skip
         servers.start_node(record, files, hosts)
         endpoints.append(
             Endpoint(
@@ -288,7 +297,13 @@ def _build(
                 rtt_targets_ms=links.matrix.targets_from(plan.name) if links.matrix else {},
             )
         )
-    wait_until_serving(record, servers, endpoints)
+    redirectors: list[Endpoint] = []
+    if links.sites is not None:  # the sites' managers (and a meta-manager above them)
+        redirectors = start_redirectors(
+            record, links.sites, servers, ca, access,
+            lambda plan, root: NodeFiles(plan, nodes_dir / plan.name, root, certdir, issuer),
+        )  # fmt: skip
+    wait_until_serving(record, servers, endpoints + redirectors)
     inventory = LabInventory(
         nodes=endpoints,
         client=client,
@@ -301,10 +316,12 @@ def _build(
         profile=profile,
         sites=links.sites.describe(links.uplink_gbit) if links.sites else {},
         redirectors=links.sites.describe_levels() if links.sites else {},
+        redirector_nodes=redirectors,
     )
-    inventory = replace(
-        inventory, health={e.name: probe_node(e, client, file_size) for e in endpoints}
-    )
+    health = {e.name: probe_node(e, client, file_size) for e in endpoints}
+    failure = lambda: servers.failure_detail(record)  # noqa: E731
+    health |= wait_for_redirectors(redirectors, client, file_size, failure)
+    inventory = replace(inventory, health=health)
     if record.mode == NETNS:  # the TCP settings read back, and the RTTs checked once
         inventory = refresh_wan(inventory, record)
     save_inventory(inventory, inventory_path(home))
@@ -364,8 +381,9 @@ def lab_status(home: Path | None = None) -> LabInventory:
     record = LabRun.load(record_path)
     liveness = make_runtime(record.runtime).liveness(record)
     health = {}
-    for endpoint in inventory.nodes:
-        result = probe_node(endpoint, inventory.client, inventory.file_size)
+    for endpoint in [*inventory.nodes, *inventory.redirector_nodes]:
+        probe = probe_redirector if endpoint.redirector else probe_node
+        result = probe(endpoint, inventory.client, inventory.file_size)
         for (node, check), verdict in liveness.items():
             if node == endpoint.name:
                 result["checks"][check] = verdict

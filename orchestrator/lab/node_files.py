@@ -11,6 +11,7 @@ from pathlib import Path
 from orchestrator.lab.preflight import ServerAccount
 from orchestrator.lab.token_issuer import LabIssuer
 from orchestrator.lab.topology import NodePlan
+from orchestrator.servers.cluster_roles import STANDALONE, ClusterPlace
 
 # Under a node's folder: who may log in and as whom (servers/access.py), and the key of the
 # macaroons its XRootD issues.
@@ -30,6 +31,10 @@ class NodeFiles:
     issuer: LabIssuer | None = None  # the lab's token issuer, whose tokens xrootd accepts
     # bench/ only: XRootD without authentication (XrootdSettings.open_access); process runtime
     open_access: bool = False
+    # A site lab's nodes (site_servers.py): a data server subscribed to its site's manager,
+    # or a redirector (manager, meta-manager), which runs no GridFTP; process runtime only.
+    cluster: ClusterPlace = STANDALONE
+    gridftp: bool = True
 
     @property
     def token_audience(self) -> str:

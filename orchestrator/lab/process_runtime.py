@@ -29,6 +29,7 @@ from orchestrator.lab.topology import NETNS, NodePlan
 from orchestrator.servers import (
     GridftpSettings,
     XrootdSettings,
+    cmsd_command,
     gridftp_command,
     gridftp_environment,
     render_xrootd_config,
@@ -79,6 +80,7 @@ class ProcessRuntime:
             token_issuer=files.issuer.url if files.issuer else None,
             token_audience=files.token_audience if files.issuer else None,
             open_access=files.open_access,
+            cluster=files.cluster,
         )
         config = node_dir / "xrootd.cfg"
         config.write_text(render_xrootd_config(xrootd))
@@ -94,6 +96,11 @@ class ProcessRuntime:
         argv = self._launcher(plan) + xrootd_command(config, node_dir / "xrootd.log", plan.name)
         env = {**base_env, **xrootd_environment(xrootd)}
         _spawn(record, plan, "xrootd", argv, env, node_dir)
+        if files.cluster.clustered:  # the cluster's management service, from the same config
+            argv = self._launcher(plan) + cmsd_command(config, node_dir / "cmsd.log", plan.name)
+            _spawn(record, plan, "cmsd", argv, env, node_dir)
+        if not files.gridftp:
+            return
 
         gridftp = GridftpSettings(
             data_interface=plan.address,

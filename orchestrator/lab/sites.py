@@ -8,16 +8,18 @@
                         each level k (regional, global) follows the sites the same way:
                         its host 10.99.(o+1).(4k+2), the WAN router .(4k+1) on r<k>
     10.99.(o+1+s).0/24  site s's LAN, a bridge in the site's router namespace:
-                        .1 the site router, .2 the redirector host <site>-rdr (reserved),
+                        .1 the site router, .2 the redirector host <site>-rdr,
                         .(10+i) data-server host <site>-<i>
 
 Namespaces: `<prefix>-router` (the WAN router, where the delay program runs),
 `<prefix>-<site>-gw` (the site's router: its LAN bridge and its one uplink, shaped to the
-site's capacity both ways), `<prefix>-<site>-<i>` (hosts), `<prefix>-<site>-rdr` (created and
-on the LAN, nothing started in it yet) and `<prefix>-regional` / `<prefix>-global` (reserved
-the same way, on their own links to the WAN router). Hosts of a site talk over the bridge (no
-WAN delay, no uplink); traffic between sites, or between a site and a level, crosses the WAN
-router, which delays it by the pair's RTT.
+site's capacity both ways), `<prefix>-<site>-<i>` (hosts), `<prefix>-<site>-rdr` (the site's
+XRootD manager, on the LAN) and `<prefix>-regional` / `<prefix>-global` (on their own links to
+the WAN router; the lowest level given runs a meta-manager above the site managers, a level
+above it stays reserved: no role for it yet). Site hosts' XRootD runs as data servers of their
+site's manager, so it serves HTTPS on its xroot port (CLUSTER_PORTS; site_servers.py).
+Hosts of a site talk over the bridge (no WAN delay, no uplink); traffic between sites, or
+between a site and a level, crosses the WAN router, which delays it by the pair's RTT.
 """
 
 from __future__ import annotations
@@ -38,6 +40,10 @@ MAX_HOSTS_PER_SITE = 50
 FIRST_HOST_OCTET = 10
 REDIRECTOR_OCTET = 2
 LEVELS = ("regional", "global")  # redirectors above the sites' own, `--redirectors`
+# A clustered XRootD serves HTTPS on its xroot port: a redirect names that one port.
+CLUSTER_PORTS = {**DEFAULT_PORTS, "https": DEFAULT_PORTS["root"]}
+REDIRECTOR_PORTS = {"https": DEFAULT_PORTS["root"], "root": DEFAULT_PORTS["root"]}
+CMS_PORT = 1213  # a redirector's cmsd, which the nodes below it log in to
 
 
 @dataclass(frozen=True)
@@ -47,7 +53,7 @@ class SitePlan:
     index: int  # 1.. in the order given
     name: str
     hosts: tuple[NodePlan, ...]
-    redirector: NodePlan  # reserved: namespace and address, no servers yet
+    redirector: NodePlan  # the site's XRootD manager (site_servers.py)
     router_namespace: str
     lan: str  # the LAN's /24
     gateway: str  # the site router's LAN address
@@ -66,7 +72,7 @@ class SitePlan:
                 "name": self.redirector.name,
                 "address": self.redirector.address,
                 "netns": self.redirector.netns,
-                "state": "reserved",  # nothing runs there yet
+                "state": "running",  # xrootd + cmsd, the site's manager
             },
         }
 
@@ -124,10 +130,19 @@ class SiteLayout:
     def describe(self, uplink_gbps: float | None) -> dict[str, dict[str, Any]]:
         return {s.name: s.describe(uplink_gbps) for s in self.sites}
 
+    @property
+    def meta(self) -> NodePlan | None:
+        """The level that runs a meta-manager above the site managers: the lowest given."""
+        return self.levels[0] if self.levels else None
+
     def describe_levels(self) -> dict[str, dict[str, Any]]:
-        """The inventory's "redirectors": each level's reserved host."""
+        """The inventory's "redirectors": each level's host, running or only reserved."""
         return {
-            level.name: {"address": level.address, "netns": level.netns, "state": "reserved"}
+            level.name: {
+                "address": level.address,
+                "netns": level.netns,
+                "state": "running" if level is self.meta else "reserved",
+            }
             for level in self.levels
         }
 
@@ -227,13 +242,16 @@ def plan_sites(
         hosts = []
         for i in range(1, count + 1):
             index += 1
-            hosts.append(_member(network, name, str(i), index, lan, FIRST_HOST_OCTET + i))
+            octet = FIRST_HOST_OCTET + i
+            hosts.append(_member(network, name, str(i), index, lan, octet, CLUSTER_PORTS))
         sites.append(
             SitePlan(
                 index=s,
                 name=name,
                 hosts=tuple(hosts),
-                redirector=_member(network, name, "rdr", 0, lan, REDIRECTOR_OCTET),
+                redirector=_member(
+                    network, name, "rdr", 0, lan, REDIRECTOR_OCTET, REDIRECTOR_PORTS
+                ),
                 router_namespace=f"{network.prefix}-{name}-gw",
                 lan=f"10.99.{lan}.0/24",
                 gateway=gateway,
@@ -247,7 +265,7 @@ def plan_sites(
         address, gateway = f"10.99.{transit}.{4 * k + 2}", f"10.99.{transit}.{4 * k + 1}"
         levels.append(
             NodePlan(
-                index=k, name=level, address=address, ports=dict(DEFAULT_PORTS),
+                index=k, name=level, address=address, ports=dict(REDIRECTOR_PORTS),
                 data_ports=NETNS_DATA_PORTS, netns=f"{network.prefix}-{level}",
                 router_interface=f"r{k}", gateway=gateway, subnet=f"{address}/30",
                 dns_names=[level],
@@ -257,14 +275,20 @@ def plan_sites(
 
 
 def _member(
-    network: LabNetwork, site: str, suffix: str, index: int, lan: int, octet: int
+    network: LabNetwork,
+    site: str,
+    suffix: str,
+    index: int,
+    lan: int,
+    octet: int,
+    ports: dict[str, int],
 ) -> NodePlan:
     name = f"{site}-{suffix}"
     return NodePlan(
         index=index,
         name=name,
         address=f"10.99.{lan}.{octet}",
-        ports=dict(DEFAULT_PORTS),
+        ports=dict(ports),
         data_ports=NETNS_DATA_PORTS,
         netns=f"{network.prefix}-{name}",
         router_interface=f"h{suffix}",  # the bridge port in the site router
