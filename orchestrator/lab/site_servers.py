@@ -98,7 +98,10 @@ def start_redirectors(
                 address=plan.address,
                 ports=dict(plan.ports),
                 data_root=servers.served_data_root(files),
-                host_dn=host.subject_dn,
+                # None: xrdcp's GSI then accepts any server certificate of the lab's CA
+                # (transfers/root.py, gsi_server_names); with the redirector's DN it would
+                # refuse the data server it is redirected to ("eligible servers shunned").
+                host_dn=None,
                 netns=plan.netns,
                 site=plan.site,
                 labels={"lab": record.network.prefix},
