@@ -26,6 +26,7 @@ import pytest
 
 from ca.authority import CertificateAuthority
 from orchestrator.endpoints import ClientCredentials, Endpoint, source_name
+from orchestrator.errors import UserError
 from orchestrator.lab import LabInventory, LabNetwork, start_lab, stop_lab
 from orchestrator.lab.inventory import inventory_path, load_inventory
 from orchestrator.lab.network import existing_namespaces
@@ -80,6 +81,14 @@ def test_redirector_nodes_round_trip_apart_from_the_hosts(tmp_path: Path) -> Non
     old = replace(inventory, redirector_nodes=[]).to_json()
     assert "redirector_nodes" not in old
     assert LabInventory.from_json(old).redirector_nodes == []
+
+
+def test_a_site_lab_in_containers_is_refused_before_anything_starts(tmp_path: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.fail("site labs need netns mode: run as root")
+    with pytest.raises(UserError, match="process runtime only"):
+        start_lab(tmp_path, network=NETWORK, sites="a:1", mode="netns", runtime="podman")
+    assert not (tmp_path / "lab").exists()
 
 
 @pytest.fixture(scope="module")
@@ -153,7 +162,9 @@ def test_a_copy_to_site_b_lands_on_one_of_its_data_servers(site_lab, protocol: s
     assert record.destination_server is not None
     server_host = record.destination_server.rpartition(":")[0]
     assert server_host in (holder.name, holder.address), record.destination_server
-    assert "redirect" in record.phases and record.phases["redirect"] > 0
+    phases = list(record.phases)
+    assert record.phases["redirect"] > 0, record.phases
+    assert phases.index("redirect") < phases.index("streaming"), phases
 
 
 def test_the_regional_redirector_sends_a_lookup_down_to_site_a(site_lab) -> None:
