@@ -89,9 +89,11 @@ def test_redirector_levels_follow_the_sites_on_the_wan(tmp_path: Path) -> None:
     ]  # fmt: skip
     assert layout.places == ["ucsd", "unl", "regional", "global"]
     assert "tpcsi-global" in layout.namespaces()
+    # the lowest level given runs the meta-manager; no role above one runs yet
     assert layout.describe_levels()["regional"] == {
-        "address": "10.99.226.14", "netns": "tpcsi-regional", "state": "reserved"
+        "address": "10.99.226.14", "netns": "tpcsi-regional", "state": "running"
     }  # fmt: skip
+    assert layout.describe_levels()["global"]["state"] == "reserved"
     path = tmp_path / "wan.yaml"
     path.write_text("rtt_ms:\n  ucsd: {unl: 40, regional: 10}\n  unl: {regional: 30}\n")
     matrix = plan_sites("ucsd:1,unl:1", NETNS, NETWORK, "regional").host_matrix(str(path))
@@ -137,14 +139,14 @@ def test_sites_with_nodes_is_a_usage_error() -> None:
     assert "--sites gives the hosts itself: drop --nodes" in result.stderr
 
 
-def test_lab_status_names_each_site_and_its_reserved_redirector() -> None:
+def test_lab_status_names_each_site_and_its_running_redirector() -> None:
     layout = plan_sites("ucsd:2", NETNS, NETWORK)
     assert site_lines(layout.describe(2.5)) == [
         "site ucsd: ucsd-1, ucsd-2 on 10.99.227.0/24, uplink 2.5 Gbit/s; "
-        "ucsd-rdr 10.99.227.2 reserved"
+        "ucsd-rdr 10.99.227.2 running"
     ]
     assert site_lines(layout.describe(None))[0].endswith(
-        "uplink uncapped; ucsd-rdr 10.99.227.2 reserved"
+        "uplink uncapped; ucsd-rdr 10.99.227.2 running"
     )
 
 
@@ -246,12 +248,12 @@ def test_every_host_is_healthy_and_named_by_its_site(site_lab) -> None:
     assert saved.sites["unl"]["hosts"] == ["unl-1", "unl-2"]
     assert saved.sites["ucsd"]["uplink_gbps"] == UPLINK_GBIT
     redirector = saved.sites["ucsd"]["redirector"]
-    assert (redirector["name"], redirector["state"]) == ("ucsd-rdr", "reserved")
+    assert (redirector["name"], redirector["state"]) == ("ucsd-rdr", "running")
     addresses = subprocess.run(
         ["ip", "netns", "exec", redirector["netns"], "ip", "-4", "-o", "addr", "show", "eth0"],
         capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
-    assert f"{redirector['address']}/24" in addresses  # on the LAN, nothing started yet
+    assert f"{redirector['address']}/24" in addresses  # on the site's LAN
 
 
 @needs_root
@@ -268,7 +270,7 @@ def test_a_site_is_a_lan_and_other_sites_are_across_the_wan(site_lab) -> None:
 def test_the_regional_redirector_host_is_across_the_wan_from_every_site(site_lab) -> None:
     _, inventory = site_lab
     assert inventory.redirectors == {
-        "regional": {"address": "10.99.226.14", "netns": "tpcsi-regional", "state": "reserved"}
+        "regional": {"address": "10.99.226.14", "netns": "tpcsi-regional", "state": "running"}
     }
     for source in ("tpcsi-ucsd-1", "tpcsi-unl-2"):
         pings = subprocess.run(
