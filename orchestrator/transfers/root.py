@@ -28,11 +28,13 @@ _LOG_LINE = re.compile(r"^\[\d{4}-\d\d-\d\d ")
 def gsi_server_names(*endpoints: Endpoint) -> dict[str, str]:
     """The servers' certificate CNs GSI may accept. XRootD 5.5 compares a server's CN with
     the host name it dialled (never the certificate's alternative names), and our host
-    certificates are named after the node, not its address. Without a known DN, any
-    certificate of the CA directory's authorities is accepted."""
+    certificates are named after the node, not its address. Without a known DN, or through a
+    redirector (whose data servers have CNs of their own), any certificate of the CA
+    directory's authorities is accepted."""
     names = []
     for endpoint in endpoints:
-        if not endpoint.host_dn:
+        # A redirector sends xrdcp on to a data server whose CN is not the redirector's.
+        if not endpoint.host_dn or endpoint.redirector:
             return {"XrdSecGSISRVNAMES": "*"}
         names.append(endpoint.host_dn.rpartition("/CN=")[2])
     return {"XrdSecGSISRVNAMES": "|".join(dict.fromkeys(names))}

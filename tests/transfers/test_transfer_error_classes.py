@@ -9,7 +9,7 @@ import pytest
 from orchestrator.endpoints import ClientCredentials, Endpoint
 from orchestrator.transfers.base import TransferObservation, TransferRequest
 from orchestrator.transfers.error_classes import classify_http_status, classify_message, outcome_of
-from orchestrator.transfers.root import xrdcp_outcome
+from orchestrator.transfers.root import gsi_server_names, xrdcp_outcome
 
 
 @pytest.mark.parametrize(
@@ -133,3 +133,12 @@ def test_a_message_keeps_no_nul_for_the_database() -> None:
     record = seen.record(False, **outcome)
     assert record.message == "Run: [ERROR] Server responded with an error: [3011] Unable to open /x"
     assert record.error_class == "not-found"
+
+
+def test_gsi_names_the_endpoints_cns_but_accepts_any_of_ours_through_a_redirector() -> None:
+    one = Endpoint("a-1", "10.99.1.2", host_dn="/DC=org/DC=tpc-bench/OU=Services/CN=a-1")
+    two = Endpoint("b-1", "10.99.2.2", host_dn="/DC=org/DC=tpc-bench/OU=Services/CN=b-1")
+    assert gsi_server_names(one, two) == {"XrdSecGSISRVNAMES": "a-1|b-1"}
+    rdr = Endpoint("b-rdr", "10.99.2.3", host_dn="/DC=org/CN=b-rdr", redirector=True)
+    # the data server b-rdr sends xrdcp to is named b-1 or b-2, not b-rdr
+    assert gsi_server_names(one, rdr) == {"XrdSecGSISRVNAMES": "*"}
