@@ -17,11 +17,12 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ca.authority import CertificateAuthority
-from orchestrator.endpoints import ClientCredentials
+from orchestrator.endpoints import ClientCredentials, source_name
 from orchestrator.servers import (
     ClusterPlace,
     XrootdSettings,
@@ -128,6 +129,21 @@ class Cluster:
         for pid in processes_mentioning(str(self.base)):  # TPC helpers in sessions of their own
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+
+
+@contextlib.contextmanager
+def running_cluster(source_size: int) -> Iterator[Cluster]:
+    """A started cluster whose source server holds a random file of `source_size` bytes
+    (`source_name(source_size)`); stopped and removed afterwards. Needs root."""
+    if os.geteuid() != 0:
+        raise RuntimeError("the redirector tests start servers as the lab's account: run as root")
+    cluster = start_cluster()
+    try:
+        write_file(cluster[SOURCE.name], source_name(source_size), os.urandom(source_size))
+        yield cluster
+    finally:
+        cluster.stop()
+        shutil.rmtree(cluster.base, ignore_errors=True)
 
 
 def start_cluster(client_name: str = "orchestrator") -> Cluster:

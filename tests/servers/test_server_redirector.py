@@ -44,7 +44,6 @@ What these tests pin, and what a client through a redirector must do:
 from __future__ import annotations
 
 import os
-import shutil
 import ssl
 import subprocess
 import time
@@ -62,7 +61,7 @@ from tests.servers.redirector_cluster import (
     SITE_B,
     SOURCE,
     Cluster,
-    start_cluster,
+    running_cluster,
     write_file,
 )
 
@@ -78,17 +77,10 @@ SITE_B_FILE = source_name(4096)  # only site B's data server has it
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Cluster]:
-    if os.geteuid() != 0:
-        pytest.fail("the redirector tests start servers as the lab's account: run as root")
-    cluster = start_cluster()
-    try:
-        write_file(cluster[SOURCE.name], source_name(SIZE), os.urandom(SIZE))
+    with running_cluster(SIZE) as cluster:
         write_file(cluster[SERVER_B], SITE_B_FILE, os.urandom(4096))
         _wait_for_redirect(cluster, MANAGER_B, SITE_B_FILE)
         yield cluster
-    finally:
-        cluster.stop()
-        shutil.rmtree(cluster.base, ignore_errors=True)
 
 
 def _client(cluster: Cluster, cert: bool = True, name: str = "orchestrator") -> httpx.Client:

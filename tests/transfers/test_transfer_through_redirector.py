@@ -11,8 +11,6 @@ redirector (`Endpoint.redirector`), and only then.
 from __future__ import annotations
 
 import asyncio
-import os
-import shutil
 import ssl
 import time
 import uuid
@@ -32,8 +30,7 @@ from tests.servers.redirector_cluster import (
     SOURCE,
     Cluster,
     Node,
-    start_cluster,
-    write_file,
+    running_cluster,
 )
 
 pytestmark = pytest.mark.lab
@@ -43,15 +40,8 @@ MANAGER, SERVERS = SITE_A[0].name, [plan.name for plan in SITE_A[1:]]
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Cluster]:
-    if os.geteuid() != 0:
-        pytest.fail("the redirector tests start servers as the lab's account: run as root")
-    cluster = start_cluster()
-    try:
-        write_file(cluster[SOURCE.name], source_name(SIZE), os.urandom(SIZE))
+    with running_cluster(SIZE) as cluster:
         yield cluster
-    finally:
-        cluster.stop()
-        shutil.rmtree(cluster.base, ignore_errors=True)
 
 
 def endpoint(node: Node, redirector: bool = False) -> Endpoint:
