@@ -3,7 +3,8 @@ two site managers under it and their data servers, each node's xrootd (and cmsd)
 orchestrator.servers' one configuration, secured as the lab's (our CA, grid map, authdb,
 macaroons with one shared secret), run as the lab's unprivileged account.
 
-Ports 19500-19599 on 127.0.0.1; every node's programs in a process group of their own.
+Ports 19600-19699 on 127.0.0.1 (tests/support/two_nodes.py, which a test session keeps
+running, has up to 19599); every node's programs in a process group of their own.
 """
 
 from __future__ import annotations
@@ -57,10 +58,10 @@ def _site(meta_cms: int, root: int, cms: int, servers: int) -> list[NodePlan]:
     return plans
 
 
-META = NodePlan("meta", 19510, ClusterPlace(role="meta-manager", address=ADDRESS, cms_port=19511))
-SOURCE = NodePlan("source", 19500, ClusterPlace())
-SITE_A = _site(19511, 19520, 19529, 2)  # manager 19520 (cmsd 19529), data servers 19521-2
-SITE_B = _site(19511, 19530, 19539, 1)  # manager 19530 (cmsd 19539), data server 19531
+META = NodePlan("meta", 19610, ClusterPlace(role="meta-manager", address=ADDRESS, cms_port=19611))
+SOURCE = NodePlan("source", 19600, ClusterPlace())
+SITE_A = _site(19611, 19620, 19629, 2)  # manager 19620 (cmsd 19629), data servers 19621-2
+SITE_B = _site(19611, 19630, 19639, 1)  # manager 19630 (cmsd 19639), data server 19631
 PLANS = (SOURCE, META, *SITE_A, *SITE_B)
 
 

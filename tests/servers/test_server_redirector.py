@@ -23,7 +23,7 @@ What these tests pin, and what a client through a redirector must do:
   part of what the redirector costs and belongs in the measured redirect phase.
 - Site to site (Source: the other site's manager): the destination's TPC handler follows the
   source manager's 302 itself; the COPY's perf marker names the source data server it read
-  from (`RemoteConnections: tcp:127.0.0.1:19521`), the 307 the destination data server. A
+  from (`RemoteConnections: tcp:127.0.0.1:19621`), the 307 the destination data server. A
   push (COPY to the source, Destination: a manager) needs no retry: the source's PUT to
   the manager waits out the lookup and follows the redirect (about 2 s on a new name).
 - root:// TPC (`xrdcp --tpc only SRC root://MANAGER//name`): the manager answers the open
