@@ -172,6 +172,7 @@ def start_cluster(client_name: str = "orchestrator") -> Cluster:
     except BaseException:
         for node in nodes.values():
             node.stop()
+        shutil.rmtree(base, ignore_errors=True)  # nothing of a cluster that never came up stays
         raise
     return cluster
 
