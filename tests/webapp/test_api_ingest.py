@@ -217,7 +217,7 @@ def test_bulk_all_bad_is_400(reporter):
 
 def test_ingest_race_falls_back_to_one_transaction_per_measurement(reporter, make_payload):
     """A uuid stored by a concurrent ingest after our lookup: the others still go in."""
-    from webapp.results.api.serializers import MeasurementInSerializer
+    from webapp.results.api.ingest_serializers import MeasurementInSerializer
     from webapp.results.services import measurements as services
     from webapp.results.services.nodes import nodes_ensure
 

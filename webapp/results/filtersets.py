@@ -8,7 +8,7 @@ from django.db.models import Q
 from django_filters.fields import IsoDateTimeField
 from drf_spectacular.utils import extend_schema_field
 
-from webapp.results.api.serializers import MAX_STREAMS
+from webapp.results.api.ingest_serializers import MAX_STREAMS
 from webapp.results.choices import (
     Auth,
     CampaignState,

@@ -3,7 +3,7 @@ and their query parameters: a window and the authorization, client and checksum 
 
 from rest_framework import serializers
 
-from webapp.results.api.serializers import MAX_STREAMS
+from webapp.results.api.ingest_serializers import MAX_STREAMS
 from webapp.results.choices import Auth, Checksum, Client, Protocol, Scope
 from webapp.results.windows import WINDOW_PATTERN, WINDOW_SYNTAX, parse_window
 

@@ -12,7 +12,7 @@ from webapp.results.api.fields import (
     StrictRegexField,
     StrictUUIDField,
 )
-from webapp.results.api.serializers import MAX_STREAMS, finished_not_before_started
+from webapp.results.api.ingest_serializers import MAX_STREAMS, finished_not_before_started
 from webapp.results.models import Baseline
 
 MAX_DURATION_S = 86_400

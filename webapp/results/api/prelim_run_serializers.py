@@ -11,7 +11,11 @@ from webapp.results.api.fields import (
     StrictIntegerField,
     StrictUUIDField,
 )
-from webapp.results.api.serializers import MAX_BYTES, MAX_STREAMS, finished_not_before_started
+from webapp.results.api.ingest_serializers import (
+    MAX_BYTES,
+    MAX_STREAMS,
+    finished_not_before_started,
+)
 from webapp.results.choices import PrelimKind, PrelimMethod
 from webapp.results.models import PrelimPoint, PrelimRun
 

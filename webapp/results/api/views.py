@@ -19,6 +19,7 @@ from webapp.results.api import campaign_serializers as cs
 from webapp.results.api import prelim_run_serializers as ps
 from webapp.results.api import serializers as s
 from webapp.results.api.csv_rows import MEASUREMENT_COLUMNS, TRANSFER_COLUMNS, stream_csv
+from webapp.results.api.ingest_serializers import MeasurementInSerializer
 from webapp.results.api.negotiation import JSONErrorsMixin
 from webapp.results.api.parameters import validated_query
 from webapp.results.api.renderers import CSVRenderer
@@ -104,8 +105,8 @@ class MeasurementViewSet(
         request=PolymorphicProxySerializer(
             component_name="MeasurementIngest",
             serializers=[
-                s.MeasurementInSerializer,
-                s.MeasurementInSerializer(many=True, max_length=MAX_BULK),
+                MeasurementInSerializer,
+                MeasurementInSerializer(many=True, max_length=MAX_BULK),
             ],
             resource_type_field_name=None,
             many=False,
@@ -122,7 +123,7 @@ class MeasurementViewSet(
     def create(self, request: Request, *args, **kwargs):
         if isinstance(request.data, list):
             return self._create_many(request.data)
-        incoming = s.MeasurementInSerializer(data=request.data)
+        incoming = MeasurementInSerializer(data=request.data)
         incoming.is_valid(raise_exception=True)
         try:
             result = measurement_ingest(payload=incoming.validated_data)
@@ -137,7 +138,7 @@ class MeasurementViewSet(
         results: list[dict] = [{} for _ in items]
         valid: list[tuple[int, dict]] = []
         # One serializer for every item: building its fields is the costly part.
-        validator = s.MeasurementInSerializer()
+        validator = MeasurementInSerializer()
         for i, item in enumerate(items):
             try:
                 valid.append((i, validator.run_validation(item)))
