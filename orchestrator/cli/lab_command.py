@@ -7,18 +7,17 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+from orchestrator.cli import lab_status_view as view
 from orchestrator.errors import UserError
-from orchestrator.lab import LabInventory, LabNetwork, lab_status, start_lab, stop_lab
+from orchestrator.lab import LabNetwork, start_lab, stop_lab
 from orchestrator.lab.cluster_lifecycle import (
     cluster_kubeconfig,
-    cluster_lab_status,
-    is_cluster_lab,
     start_cluster_lab,
 )
 from orchestrator.lab.paper_profile import AUTO, LabChoice, choose_lab
 from orchestrator.lab.paper_profile import PROFILES as LAB_PROFILES
 from orchestrator.lab.runtime import PROCESS, RUNTIMES
-from orchestrator.lab.sites import largest_site_rtt_ms, site_lines
+from orchestrator.lab.sites import largest_site_rtt_ms
 from orchestrator.lab.topology import MODES, node_name
 from orchestrator.lab.wan_profile import (
     DEFAULT_CONGESTION_CONTROL,
@@ -173,7 +172,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "status", help="nodes, addresses, ports, health, TCP settings, WAN delay and pair RTTs"
     )
     status.add_argument("--json", action="store_true", help="print the inventory as JSON")
-    status.set_defaults(func=_status)
+    status.set_defaults(func=view.status)
 
     kubeconfig = actions.add_parser(
         "kubeconfig",
@@ -238,8 +237,8 @@ def _up(args: argparse.Namespace) -> int:
         "runtime), "
         f"source {format_size(inventory.file_size)}"
     )
-    _print_table(inventory)
-    return 0 if _all_ok(inventory) else 1
+    view.print_table(inventory)
+    return 0 if view.all_ok(inventory) else 1
 
 
 def _tcp_settings(args: argparse.Namespace, choice: LabChoice) -> TcpSettings | None:
@@ -268,53 +267,17 @@ def _up_cluster(
     status = start_cluster_lab(
         nodes=choice.nodes, rate_gbit=choice.link_gbit, network=network, rtt=choice.rtt, tcp=tcp
     )
-    _print_cluster(status)
+    view.print_cluster(status)
     print(
         "next: export KUBECONFIG=$(tpcbench lab kubeconfig); helm install tpc-bench "
         "charts/tpc-bench --values charts/tpc-bench/ci/lab-values.yaml"
     )
-    return 0 if _cluster_ok(status) else 1
-
-
-def _cluster_ok(status: dict) -> bool:
-    nodes_ok = all(
-        node["state"] == "Ready" and all(v == "ok" for k, v in node.items() if k not in NOT_AGENTS)
-        for node in status["nodes"].values()
-    )
-    delay = status.get("wan", {}).get("delay_line", {}).get("state", "running")
-    return (
-        nodes_ok and all(v == "ok" for v in status["control_plane"].values()) and delay == "running"
-    )
-
-
-NOT_AGENTS = ("address", "state")  # a cluster lab node's other keys are its agents
-
-
-def _print_cluster(status: dict) -> None:
-    print(f"{'NODE':<8} {'ADDRESS':<15} {'STATE':<9} AGENTS (containerd, kubelet, kube-proxy)")
-    for name, node in status["nodes"].items():
-        agents = ", ".join(f"{k} {v}" for k, v in node.items() if k not in NOT_AGENTS)
-        print(f"{name:<8} {node['address']:<15} {node['state']:<9} {agents}")
-    plane = ", ".join(f"{k} {v}" for k, v in status["control_plane"].items())
-    print(f"control plane: {status['server']} ({plane})")
-    print(f"kubeconfig: {status['kubeconfig']}")
-    delay = status.get("wan", {}).get("delay_line")
-    if delay:
-        print(f"WAN delay program: {delay['state']}")
+    return 0 if view.cluster_ok(status) else 1
 
 
 def _kubeconfig(args: argparse.Namespace) -> int:
     print(cluster_kubeconfig())
     return 0
-
-
-def _all_ok(inventory: LabInventory) -> bool:
-    """Every node healthy, the token issuer answering, and the WAN delay program (if any)
-    doing its job."""
-    delay = inventory.wan.get("delay_line", {}).get("state", "off")
-    issuer = inventory.token_issuer.get("health", "ok")
-    nodes_ok = all(h.get("ok") for h in inventory.health.values())
-    return nodes_ok and issuer == "ok" and delay in ("off", "running")
 
 
 def _rtt(args: argparse.Namespace) -> int:
@@ -334,29 +297,6 @@ def _rtt(args: argparse.Namespace) -> int:
     return 0
 
 
-def _status(args: argparse.Namespace) -> int:
-    if is_cluster_lab():
-        status = cluster_lab_status()
-        if args.json:
-            print(json.dumps(_cluster_json(status), indent=2))
-        else:
-            _print_cluster(status)
-        return 0 if _cluster_ok(status) else 1
-    inventory = lab_status()
-    if args.json:
-        print(json.dumps(inventory.to_json(), indent=2))
-    else:
-        _print_table(inventory)
-    return 0 if _all_ok(inventory) else 1
-
-
-def _cluster_json(status: dict) -> dict:
-    """The status shape every lab has ({"nodes": [{"name", "address", ...}]}), plus the
-    cluster's control plane and kubeconfig."""
-    nodes = [{"name": name, **node} for name, node in status["nodes"].items()]
-    return {"runtime": "kubernetes", **status, "nodes": nodes}
-
-
 def _down(args: argparse.Namespace) -> int:
     done = stop_lab()
     if not done:
@@ -364,67 +304,3 @@ def _down(args: argparse.Namespace) -> int:
     for line in done:
         print(f"lab down: {line}")
     return 0
-
-
-def _print_table(inventory: LabInventory) -> None:
-    print(f"{'NODE':<8} {'ADDRESS':<15} {'HTTPS':>6} {'ROOT':>6} {'GRIDFTP':>8}  HEALTH")
-    for node in [*inventory.nodes, *inventory.redirector_nodes]:  # redirectors: no GridFTP
-        health = inventory.health.get(node.name, {})
-        failed = {k: v for k, v in health.get("checks", {}).items() if v != "ok"}
-        verdict = "ok" if health.get("ok") else "; ".join(f"{k}: {v}" for k, v in failed.items())
-        ports = node.ports
-        print(
-            f"{node.name:<8} {node.address:<15} {ports['https']:>6} {ports['root']:>6} "
-            f"{ports.get('gridftp', '-'):>8}  {verdict or 'unknown'}"
-        )
-    for line in site_lines(inventory.sites, inventory.redirectors):
-        print(line)
-    print(f"client certificate: {inventory.client.cert}")
-    if inventory.profile:
-        given = inventory.profile.get("given") or []
-        instead = f"; given instead: {', '.join(given)}" if given else ""
-        print(f"profile: {inventory.profile.get('name')}{instead} (tpcbench reproduce runs on it)")
-    if inventory.token_issuer:
-        issuer = inventory.token_issuer
-        print(f"token issuer: {issuer.get('url')} ({issuer.get('health', 'unknown')})")
-    _print_wan(inventory)
-
-
-def _print_wan(inventory: LabInventory) -> None:
-    """TCP settings per node, the delay program, and every pair's target vs measured RTT."""
-    if inventory.tcp:
-        print(f"\n{'NODE':<8} {'CC':<6} {'TCP_RMEM':<26} {'TCP_WMEM':<26} LINK")
-        for node in inventory.nodes:
-            tcp = inventory.tcp.get(node.name, {})
-            link = f"{node.link_gbps:g} Gbit/s" if node.link_gbps else "uncapped"
-            print(
-                f"{node.name:<8} {tcp.get('tcp_congestion_control', '?'):<6} "
-                f"{tcp.get('tcp_rmem', '?'):<26} {tcp.get('tcp_wmem', '?'):<26} {link}"
-            )
-    if inventory.wan.get("tcp_buffer_why"):
-        print(f"TCP buffer maximum {inventory.wan['tcp_buffer_why']}")
-    delay = inventory.wan.get("delay_line", {})
-    if delay.get("state", "off") == "off":
-        return
-    spec = inventory.wan.get("rtt_spec")
-    if delay["state"] == "running":
-        print(
-            f"\nWAN ({spec}): delay program running (pid {delay['pid']}, {delay['queues']} "
-            f"queues, {delay['packets']} packets delayed)"
-        )
-    else:
-        print(f"\nWAN ({spec}): {delay['state'].upper()}: {delay.get('message', '')}")
-    print(f"{'PAIR':<18} {'TARGET ms':>10} {'MEASURED ms':>12}  CHECK (1 ms or 5%)")
-    for node in inventory.nodes:
-        for other, rtt in inventory.pair_rtts(node).items():
-            measured = rtt["measured_ms"]
-            shown = f"{measured:.2f}" if measured is not None else "n/a"
-            verdict = {True: "ok", False: "OFF", None: "-"}[rtt["within_target"]]
-            target = rtt["target_ms"]
-            print(
-                f"{node.name + ' -> ' + other:<18} "
-                f"{(f'{target:.1f}' if target is not None else '-'):>10} {shown:>12}  {verdict}"
-            )
-    when = inventory.wan.get("rtt_measured_at")
-    if when:
-        print(f"RTTs measured {when} (TCP connect, median of 5, from each source node)")
