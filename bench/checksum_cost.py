@@ -14,16 +14,16 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 import statistics
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from orchestrator.endpoints import ClientCredentials, Endpoint, source_name
+from orchestrator.endpoints import ClientCredentials, Endpoint
 from orchestrator.measurement.run import run_measurement
 from orchestrator.measurement.spec import MeasurementRequest
+from orchestrator.servers.source_file import ensure_source_file
 from orchestrator.sizes import format_size, parse_size
 
 CLIENTS = ("native", "gfal2")
@@ -52,21 +52,13 @@ def parse_sizes(text: str) -> tuple[int, ...]:
 
 
 def ensure_source(src: Endpoint, size: int) -> None:
-    """The source file of `size` on the lab's source node, like the lab's own (same owner
-    and mode; its first bytes are the lab's file's, the rest random)."""
+    """The source file of `size` on the lab's source node, written as the lab writes its own
+    (source_file.py: its adler32 stored with it) and owned like it."""
     root = Path(src.data_root)
-    target = root / source_name(size).lstrip("/")
-    if target.exists():
-        return
-    model = next(root.glob("tpcbench-source-*"))
-    with model.open("rb") as given, target.open("wb") as out:
-        shutil.copyfileobj(given, out, length=1 << 20)
-        while out.tell() < size:
-            out.write(os.urandom(min(1 << 20, size - out.tell())))
-        out.truncate(size)
-    stat = model.stat()
-    os.chown(target, stat.st_uid, stat.st_gid)
-    os.chmod(target, stat.st_mode & 0o777)
+    path, written = ensure_source_file(root, size)
+    if written:
+        model = next(p for p in root.glob("tpcbench-source-*") if p != path).stat()
+        os.chown(path, model.st_uid, model.st_gid)
 
 
 async def one_setting(
