@@ -78,10 +78,9 @@ def combination_refusal(tool: TransferTool, auth: str, checksum: str = "none") -
         return refusal
     if checksum not in CHECKSUMS:
         return f"unknown checksum {checksum!r}; choose one of {', '.join(CHECKSUMS)}"
-    if auth not in getattr(tool, "checksum_auths", tool.auths):
+    if tool.checksum_auths is not None and auth not in tool.checksum_auths:
         how = f"{tool.name} by the {client_of(tool)} client with {auth}"
-        why = getattr(tool, "checksum_refusal", "it cannot ask for the digests so")
-        return f"{how} and checksum {checksum}: {why}"
+        return f"{how} and checksum {checksum}: {tool.checksum_refusal}"
     return None
 
 

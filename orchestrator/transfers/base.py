@@ -55,6 +55,10 @@ class TransferTool(ABC):
 
     name: str
     auths: tuple[str, ...] = ("x509",)
+    # The auths with which the tool can take the checksum step (None: every one of `auths`),
+    # and why not with the others.
+    checksum_auths: tuple[str, ...] | None = None
+    checksum_refusal: str = "it cannot ask for the digests so"
 
     @abstractmethod
     async def copy(self, request: TransferRequest) -> TransferRecord:

@@ -205,7 +205,7 @@ class Gfal2Tpc(TransferTool):
         if protocol == "root":
             # XrdCl 5.5's copy job asks the digests without the URL's token, which the token
             # area refuses ([3010] Unable to checksum ...; permission denied).
-            self.checksum_auths: tuple[str, ...] = ("x509",)
+            self.checksum_auths = ("x509",)
             self.checksum_refusal = (
                 "XrdCl 5.5 asks for the digests without the URL's token, which the server refuses"
             )
