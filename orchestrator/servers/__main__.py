@@ -1,6 +1,8 @@
 """Render, run or check a server: the container images' entrypoint.
 
     python -m orchestrator.servers xrootd [--name N] [--source-size SIZE] [--exec] ...
+    python -m orchestrator.servers xrootd --cluster-role manager|server --manager HOST:PORT
+        [--cms-port P] [--program xrootd|cmsd] [--exec] ...
     python -m orchestrator.servers gridftp --data-interface IP [--source-size SIZE] [--exec] ...
     python -m orchestrator.servers check --port P [--port P ...] [--host H]
 
@@ -8,9 +10,13 @@ The path options default to the container layout (orchestrator/servers/layout.py
 image passes only what differs per node. Without --exec it prints what it would run
 (xrootd: the config; gridftp: environment and command line); with --exec it writes the
 source file if asked, then replaces itself with the server (the container's init, tini, is
-its parent). `check` exits 0 when every port accepts a TCP connection (the HEALTHCHECK); with
---credentials it also fails once the server must restart to load its renewed certificate
-(liveness.py says when: between measurements).
+its parent). A cluster node (a site's redirector or one of its data servers) runs two
+programs from the one configuration, xrootd and cmsd: `--program` says which one this process
+becomes, so a pod runs them as two containers sharing the run directory (the admin path,
+through which they talk), and Kubernetes restarts and logs each on its own. `check` exits 0
+when every port accepts a TCP connection (the HEALTHCHECK); with --credentials it also fails
+once the server must restart to load its renewed certificate (liveness.py says when: between
+measurements).
 """
 
 from __future__ import annotations
@@ -25,6 +31,11 @@ from pathlib import Path
 
 from orchestrator.errors import UserError
 from orchestrator.servers import layout
+from orchestrator.servers.cluster_roles import (
+    STANDALONE,
+    ClusterPlace,
+    cmsd_command,
+)
 from orchestrator.servers.gridftp import GridftpSettings, gridftp_command, gridftp_environment
 from orchestrator.servers.liveness import RenewalPolicy, observe, restart_reason
 from orchestrator.servers.xrootd import (
@@ -63,6 +74,63 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--exec", action="store_true", help="run the server in this process")
 
 
+def _add_cluster(parser: argparse.ArgumentParser) -> None:
+    """A site's redirector or data server (orchestrator/servers/cluster_roles.py)."""
+    parser.add_argument(
+        "--cluster-role",
+        choices=("standalone", "manager", "server"),
+        default="standalone",
+        help="standalone (default: a single server, as before), manager (a site's redirector) "
+        "or server (a data server of a site's manager); a cluster node serves HTTPS on its "
+        "xroot port (--https-port must equal --root-port)",
+    )
+    parser.add_argument(
+        "--manager",
+        default=None,
+        metavar="HOST:PORT",
+        help="the site manager's cmsd: a data server subscribes to it; a manager listens on "
+        "its port (its own address, which its data servers reach)",
+    )
+    parser.add_argument(
+        "--cms-port",
+        type=int,
+        default=None,
+        metavar="P",
+        help="manager only: the port its cmsd listens on (default: the port of --manager)",
+    )
+    parser.add_argument(
+        "--program",
+        choices=("xrootd", "cmsd"),
+        default="xrootd",
+        help="with --exec: the program this process becomes; a cluster node runs both, each "
+        "from the same configuration (cmsd: the cluster management service)",
+    )
+
+
+def cluster_place(args: argparse.Namespace) -> ClusterPlace:
+    """The ClusterPlace the --cluster-role, --manager and --cms-port options ask for."""
+    role = args.cluster_role
+    if role == "standalone":
+        if args.manager is not None or args.cms_port is not None or args.program != "xrootd":
+            raise UserError(
+                "--manager, --cms-port and --program cmsd need --cluster-role manager or server"
+            )
+        return STANDALONE
+    if args.manager is None:
+        raise UserError(f"--cluster-role {role} needs --manager HOST:PORT")
+    host, sep, port = args.manager.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise UserError(f"--manager {args.manager!r} is not HOST:PORT")
+    if role == "server":
+        if args.cms_port is not None:
+            raise UserError("--cms-port is a manager's: a data server's cmsd listens on nothing")
+        return ClusterPlace(role="server", upstream=args.manager)
+    cms_port = int(port) if args.cms_port is None else args.cms_port
+    if not 0 < cms_port < 65536:
+        raise UserError(f"--cms-port {cms_port} is not a port")
+    return ClusterPlace(role="manager", address=host, cms_port=cms_port)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m orchestrator.servers",
@@ -98,6 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
     xrootd.add_argument(
         "--token-audience", default=None, metavar="URL", help="this server's own https URL"
     )
+    _add_cluster(xrootd)
     _add_common(xrootd)
 
     gridftp = servers.add_parser("gridftp", help="globus-gridftp-server with GSI")
@@ -199,13 +268,13 @@ def _write_source(data_root: Path, size: int | None, *, token_area: bool = False
         print(f"token area source {ensure_token_source(data_root, size)}", file=sys.stderr)
 
 
-def private_certdir(certdir: Path, run_dir: Path) -> Path:
+def private_certdir(certdir: Path, run_dir: Path, copy_name: str = "certificates") -> Path:
     """`certdir`, or a private copy of it when others may write to it: XrdTls refuses a CA
     directory with group or world write access, and Kubernetes mounts a ConfigMap volume
     (the chart's grid-security directory) exactly so (mode 0777, or 2775 with fsGroup)."""
     if not certdir.is_dir() or certdir.stat().st_mode & 0o022 == 0:
         return certdir
-    copy = run_dir / "certificates"
+    copy = run_dir / copy_name
     copy.mkdir(mode=0o755, parents=True, exist_ok=True)
     copy.chmod(0o755)
     for entry in certdir.iterdir():
@@ -223,29 +292,43 @@ def private_certdir(certdir: Path, run_dir: Path) -> Path:
 
 
 def _xrootd(args: argparse.Namespace) -> tuple[list[str], dict[str, str]] | None:
+    place = cluster_place(args)
     if args.exec:
         args.run_dir.mkdir(parents=True, exist_ok=True)
-        args.certdir = private_certdir(args.certdir, args.run_dir)
-    settings = XrootdSettings(
-        name=args.name,
-        data_root=args.data_root,
-        run_dir=args.run_dir,
-        host_cert=args.host_cert,
-        host_key=args.host_key,
-        certdir=args.certdir,
-        gridmap=args.gridmap,
-        macaroon_secret=args.macaroon_secret,
-        root_port=args.root_port,
-        https_port=args.https_port,
-        token_issuer=args.token_issuer,
-        token_audience=args.token_audience,
-    )
+        # cmsd's container starts beside xrootd's: each copies into a directory of its own
+        copy_name = "cmsd-certificates" if args.program == "cmsd" else "certificates"
+        args.certdir = private_certdir(args.certdir, args.run_dir, copy_name)
+    try:
+        settings = XrootdSettings(
+            name=args.name,
+            data_root=args.data_root,
+            run_dir=args.run_dir,
+            host_cert=args.host_cert,
+            host_key=args.host_key,
+            certdir=args.certdir,
+            gridmap=args.gridmap,
+            macaroon_secret=args.macaroon_secret,
+            root_port=args.root_port,
+            https_port=args.https_port,
+            token_issuer=args.token_issuer,
+            token_audience=args.token_audience,
+            cluster=place,
+        )
+    except ValueError as exc:
+        raise UserError(str(exc)) from exc
     if args.token_audience and not args.token_issuer:
         raise UserError("--token-audience needs --token-issuer")
     config = render_xrootd_config(settings)
     if not args.exec:
         sys.stdout.write(config)
         return None
+    log = None if args.log == STDERR else Path(args.log)
+    if args.program == "cmsd":
+        # the same configuration in a file of its own: the xrootd container writes its copy
+        # at the same time; cmsd reads neither the authorization files nor the source file
+        config_path = args.run_dir / "cmsd.cfg"
+        config_path.write_text(config)
+        return cmsd_command(config_path, log, args.name), xrootd_environment(settings)
     config_path = args.run_dir / "xrootd.cfg"
     config_path.write_text(config)
     for path, text in xrootd_files(settings).items():
@@ -253,7 +336,6 @@ def _xrootd(args: argparse.Namespace) -> tuple[list[str], dict[str, str]] | None
     if settings.token_issuer is not None:
         Path(xrootd_environment(settings)["XDG_CACHE_HOME"]).mkdir(exist_ok=True)
     _write_source(args.data_root, args.source_size, token_area=settings.token_issuer is not None)
-    log = None if args.log == STDERR else Path(args.log)
     return xrootd_command(config_path, log, args.name), xrootd_environment(settings)
 
 
