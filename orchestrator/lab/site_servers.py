@@ -1,7 +1,9 @@
 """A site lab's XRootD cluster (`lab up --sites`, process runtime): each site's `<site>-rdr`
 runs xrootd + cmsd as the site's manager, the site's hosts' XRootD as data servers
-subscribed to it, and with `--redirectors` the lowest level given (regional, else global) a
-meta-manager with the site managers under it. Roles and config: servers/cluster_roles.py.
+subscribed to it, and with `--redirectors` a hierarchy above the site managers: the top level
+given (global, else regional) a meta-manager; with both, regional a manager subscribed to
+global, the site managers subscribed to regional (why not a meta-manager there:
+servers/cluster_roles.py). Roles and config: servers/cluster_roles.py.
 
 A redirector serves root:// and HTTPS on one port (1094), no GridFTP; it holds no data (an
 empty data root of its own). It has a host certificate from the lab's CA and the same grid
@@ -52,21 +54,23 @@ def cluster_place(layout: SiteLayout | None, plan: NodePlan) -> ClusterPlace:
     meta = layout.meta
     if meta is not None and plan.name == meta.name:
         return ClusterPlace(role="meta-manager", address=meta.address, cms_port=CMS_PORT)
+    managers = [*layout.levels, *(site.redirector for site in layout.sites)]
+    if any(plan.name == manager.name for manager in managers):
+        above = layout.upstream_of(plan.name)
+        upstream = f"{above.address}:{CMS_PORT}" if above is not None else None
+        return ClusterPlace(
+            role="manager", address=plan.address, cms_port=CMS_PORT, upstream=upstream
+        )
     for site in layout.sites:
         manager = site.redirector
-        if plan.name == manager.name:
-            upstream = f"{meta.address}:{CMS_PORT}" if meta is not None else None
-            return ClusterPlace(
-                role="manager", address=manager.address, cms_port=CMS_PORT, upstream=upstream
-            )
         if plan in site.hosts:
             return ClusterPlace(role="server", upstream=f"{manager.address}:{CMS_PORT}")
     return STANDALONE
 
 
 def redirector_plans(layout: SiteLayout) -> list[NodePlan]:
-    """The redirectors to start: the meta-manager first, then each site's manager."""
-    return ([layout.meta] if layout.meta else []) + [s.redirector for s in layout.sites]
+    """The redirectors to start, top down: the levels (global first), then each site's manager."""
+    return list(reversed(layout.levels)) + [s.redirector for s in layout.sites]
 
 
 def start_redirectors(

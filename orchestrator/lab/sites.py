@@ -15,9 +15,10 @@ Namespaces: `<prefix>-router` (the WAN router, where the delay program runs),
 `<prefix>-<site>-gw` (the site's router: its LAN bridge and its one uplink, shaped to the
 site's capacity both ways), `<prefix>-<site>-<i>` (hosts), `<prefix>-<site>-rdr` (the site's
 XRootD manager, on the LAN) and `<prefix>-regional` / `<prefix>-global` (on their own links to
-the WAN router; the lowest level given runs a meta-manager above the site managers, a level
-above it stays reserved: no role for it yet). Site hosts' XRootD runs as data servers of their
-site's manager, so it serves HTTPS on its xroot port (CLUSTER_PORTS; site_servers.py).
+the WAN router). The top level given runs the meta-manager; with both, `regional` is a manager
+subscribed to `global`, and the site managers subscribe to the lowest level given
+(site_servers.py, servers/cluster_roles.py). Site hosts' XRootD runs as data servers of their
+site's manager, so it serves HTTPS on its xroot port (CLUSTER_PORTS).
 Hosts of a site talk over the bridge (no WAN delay, no uplink); traffic between sites, or
 between a site and a level, crosses the WAN router, which delays it by the pair's RTT.
 """
@@ -132,17 +133,22 @@ class SiteLayout:
 
     @property
     def meta(self) -> NodePlan | None:
-        """The level that runs a meta-manager above the site managers: the lowest given."""
+        """The level that runs the meta-manager: the top one given (global over regional)."""
+        return self.levels[-1] if self.levels else None
+
+    def upstream_of(self, name: str) -> NodePlan | None:
+        """The redirector level whose cmsd `name` (a site's manager, or a level) logs in to: the
+        lowest level for a site manager, the next level up for a level, None at the top."""
+        names = [level.name for level in self.levels]
+        if name in names:
+            k = names.index(name)
+            return self.levels[k + 1] if k + 1 < len(self.levels) else None
         return self.levels[0] if self.levels else None
 
     def describe_levels(self) -> dict[str, dict[str, Any]]:
-        """The inventory's "redirectors": each level's host, running or only reserved."""
+        """The inventory's "redirectors": each level's host and state (every level runs)."""
         return {
-            level.name: {
-                "address": level.address,
-                "netns": level.netns,
-                "state": "running" if level is self.meta else "reserved",
-            }
+            level.name: {"address": level.address, "netns": level.netns, "state": "running"}
             for level in self.levels
         }
 

@@ -2,6 +2,15 @@
 server subscribed to a manager, or a meta-manager above site managers (a regional or global
 redirector). Verified against Debian's xrootd 5.5.3 (tests/servers/test_server_redirector.py).
 
+A hierarchy of three levels (site managers, a regional level, a global level at the top): the
+top is the meta-manager; a level between is a **manager with an upstream** (its cmsd logs in
+to the meta-manager above, the site managers below log in to it). A meta-manager cannot have
+an upstream: its cmsd subscribes to nothing (XrdCmsConfig::xmang keeps no manager list for a
+meta-manager), and its xrootd asks the cmsd of the first `all.manager` line, so
+`all.role meta manager` + `all.manager meta <global>` (as some AAA configurations are quoted)
+made the regional level answer 500 to every lookup on 5.5.3, while a manager there redirected
+global -> regional -> site -> data server (tried on loopback, and in a site lab).
+
 Each clustered node runs two programs from ONE configuration file: `xrootd` (serves root:// and
 HTTPS, and redirects) and `cmsd` (the cluster management service: servers report to their
 manager's cmsd, which answers the manager's xrootd where a file is). So:
@@ -81,10 +90,17 @@ class ClusterPlace:
             raise ValueError(f"a {self.role} node runs no cmsd others subscribe to")
         if self.role == "server" and self.upstream is None:
             raise ValueError("a data server needs its manager's cmsd address (upstream)")
-        if self.role in ("standalone", "meta-manager") and self.upstream is not None:
-            raise ValueError(f"a {self.role} subscribes to no manager")
+        if self.role == "standalone" and self.upstream is not None:
+            raise ValueError("a standalone server subscribes to no manager")
+        if self.role == "meta-manager" and self.upstream is not None:
+            raise ValueError(
+                "a meta-manager subscribes to no manager (xrootd's cmsd ignores it); make a "
+                "level between the top and the sites a manager with that upstream instead"
+            )
         if self.upstream is not None:
             _host_port(self.upstream)
+            if redirector and self.upstream == f"{self.address}:{self.cms_port}":
+                raise ValueError(f"a {self.role} cannot subscribe to its own cmsd {self.upstream}")
 
     @property
     def clustered(self) -> bool:

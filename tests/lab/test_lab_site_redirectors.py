@@ -30,10 +30,11 @@ from orchestrator.errors import UserError
 from orchestrator.lab import LabInventory, LabNetwork, start_lab, stop_lab
 from orchestrator.lab.inventory import inventory_path, load_inventory
 from orchestrator.lab.network import existing_namespaces
-from orchestrator.lab.site_servers import cluster_place
+from orchestrator.lab.site_servers import cluster_place, redirector_plans
 from orchestrator.lab.sites import plan_sites
 from orchestrator.lab.topology import NETNS
 from orchestrator.measurement.spec import MeasurementRequest
+from orchestrator.servers.cluster_roles import ClusterPlace, listen_lines
 from orchestrator.transfers import HttpsTpc, XrootdTpc
 from orchestrator.transfers.base import TransferTool
 from orchestrator.transfers.record import TransferRecord
@@ -62,6 +63,34 @@ def test_the_cluster_places_of_a_site_lab() -> None:
     assert cluster_place(None, b.hosts[0]).role == "standalone"
     no_level = plan_sites("a:1", NETNS, NETWORK)
     assert cluster_place(no_level, no_level.sites[0].redirector).upstream is None
+
+
+def test_regional_and_global_make_a_three_level_hierarchy() -> None:
+    layout = plan_sites("a:1,b:1", NETNS, NETWORK, "regional,global")
+    regional, top = layout.levels
+    assert cluster_place(layout, top) == ClusterPlace(
+        role="meta-manager", address="10.99.206.18", cms_port=1213
+    )
+    middle = cluster_place(layout, regional)  # a manager: 5.5.3's meta-manager would not log in
+    assert (middle.role, middle.address, middle.upstream) == (
+        "manager", "10.99.206.14", "10.99.206.18:1213"
+    )  # fmt: skip
+    assert cluster_place(layout, layout.sites[1].redirector).upstream == "10.99.206.14:1213"
+    assert [p.name for p in redirector_plans(layout)] == ["global", "regional", "a-rdr", "b-rdr"]
+    alone = plan_sites("a:1", NETNS, NETWORK, "global")
+    assert cluster_place(alone, alone.levels[0]).role == "meta-manager"
+    assert cluster_place(alone, alone.sites[0].redirector).upstream == "10.99.206.10:1213"
+
+
+def test_a_meta_manager_with_an_upstream_is_refused_with_the_reason() -> None:
+    with pytest.raises(ValueError, match="meta-manager subscribes to no manager"):
+        ClusterPlace(role="meta-manager", address="10.0.0.1", cms_port=1213, upstream="g:1213")
+    with pytest.raises(ValueError, match="its own cmsd"):
+        ClusterPlace(role="manager", address="10.0.0.1", cms_port=1213, upstream="10.0.0.1:1213")
+    lines = listen_lines(
+        ClusterPlace(role="manager", address="r", cms_port=1213, upstream="g:1213"), 1094, 1094
+    )
+    assert lines[:3] == ["all.role manager", "all.manager meta g:1213", "all.manager r:1213"]
 
 
 def test_redirector_nodes_round_trip_apart_from_the_hosts(tmp_path: Path) -> None:

@@ -89,11 +89,12 @@ def test_redirector_levels_follow_the_sites_on_the_wan(tmp_path: Path) -> None:
     ]  # fmt: skip
     assert layout.places == ["ucsd", "unl", "regional", "global"]
     assert "tpcsi-global" in layout.namespaces()
-    # the lowest level given runs the meta-manager; no role above one runs yet
+    # both levels run: global the meta-manager on top, regional a manager under it
     assert layout.describe_levels()["regional"] == {
         "address": "10.99.226.14", "netns": "tpcsi-regional", "state": "running"
     }  # fmt: skip
-    assert layout.describe_levels()["global"]["state"] == "reserved"
+    assert layout.describe_levels()["global"]["state"] == "running"
+    assert layout.meta is not None and layout.meta.name == "global"
     path = tmp_path / "wan.yaml"
     path.write_text("rtt_ms:\n  ucsd: {unl: 40, regional: 10}\n  unl: {regional: 30}\n")
     matrix = plan_sites("ucsd:1,unl:1", NETNS, NETWORK, "regional").host_matrix(str(path))
