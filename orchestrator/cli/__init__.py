@@ -15,6 +15,7 @@ COMMAND_MODULES = (
     "ca",
     "lab",
     "measure",
+    "lookup",
     "campaign",
     "orchestrator",
     "prelim",

@@ -27,10 +27,11 @@ from orchestrator.endpoints import ClientCredentials, Endpoint, source_name
 from orchestrator.errors import UserError
 from orchestrator.lab.datafiles import lab_data_dir
 from orchestrator.lab.health import client_tls_context, tcp_open
+from orchestrator.lab.inventory import LabInventory
 from orchestrator.lab.node_files import AccessFiles, NodeFiles, prepare_node_dir
 from orchestrator.lab.run_record import LabRun
 from orchestrator.lab.runtime import PROCESS, Runtime
-from orchestrator.lab.sites import CMS_PORT, SiteLayout
+from orchestrator.lab.sites import CMS_PORT, SiteLayout, site_matrix
 from orchestrator.lab.token_trust import trust_in_namespace
 from orchestrator.lab.topology import NodePlan
 from orchestrator.servers.cluster_roles import STANDALONE, ClusterPlace
@@ -173,3 +174,21 @@ def wait_for_redirectors(
                 )
             time.sleep(0.5)
     return health
+
+
+def level_rtts_ms(inventory: LabInventory) -> dict[str, dict[str, float]]:
+    """Each redirector's RTT target (ms) to each site of a site lab, for the lookups
+    (measurement/lookup.py): its own site 0 for a site's manager, a level's from `--rtt` as the
+    lab placed it (sites, then levels); the levels are left out without an emulated WAN or
+    when its spec no longer reads (a matrix file gone): their RTT is then unknown."""
+    spec, sites = inventory.wan.get("rtt_spec"), list(inventory.sites)
+    rtts: dict[str, dict[str, float]] = {f"{site}-rdr": {site: 0.0} for site in sites}
+    if not spec or not sites:
+        return rtts
+    try:
+        between = site_matrix(spec, [*sites, *inventory.redirectors])
+    except (UserError, OSError, ValueError):
+        return rtts
+    for level in inventory.redirectors:
+        rtts[level] = {site: between.target(level, site) for site in sites}
+    return rtts
