@@ -145,8 +145,8 @@ def test_csv_carries_sites_and_servers_last(reporter, anonymous, site_payload):
     assert reporter.post(URL, body, format="json").status_code == 201
     csv = anonymous.get(URL, {"format": "csv"})
     header, row = b"".join(csv.streaming_content).decode().splitlines()
-    assert header.split(",")[-4:] == ["checksum", "scope", "src_site", "dst_site"]
-    assert row.split(",")[-3:] == ["site", "ucsd", "unl"]
+    assert header.split(",")[-5:] == ["checksum", "scope", "src_site", "dst_site", "hosts"]
+    assert row.split(",")[-4:] == ["site", "ucsd", "unl", ""]
     csv = anonymous.get(URL, {"format": "csv", "rows": "transfers"})
     header, row = b"".join(csv.streaming_content).decode().splitlines()
     assert header.split(",")[-3:] == ["source_server", "destination_server", "redirects"]

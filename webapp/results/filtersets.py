@@ -20,6 +20,7 @@ from webapp.results.choices import (
     Trigger,
 )
 from webapp.results.models import Baseline, Campaign, Measurement, Node, PrelimRun
+from webapp.results.models.measurements import MAX_HOSTS
 
 
 class IntegerFilter(django_filters.NumberFilter):
@@ -32,6 +33,14 @@ class StreamsFilter(IntegerFilter):
 
     def __init__(self, **kwargs):
         super().__init__(min_value=1, max_value=MAX_STREAMS, **kwargs)
+
+
+@extend_schema_field({"type": "integer", "minimum": 1, "maximum": MAX_HOSTS})
+class HostsFilter(IntegerFilter):
+    """A scaling sweep's host count (the schema states its range)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(min_value=1, max_value=MAX_HOSTS, **kwargs)
 
 
 class UTCDateTimeField(IsoDateTimeField):
@@ -89,9 +98,20 @@ class MeasurementFilterSet(PairFilterSet):
     src_site = django_filters.CharFilter(help_text="The source's site")
     dst_site = django_filters.CharFilter(help_text="The destination's site")
     streams = StreamsFilter(field_name="streams")
+    hosts = HostsFilter(
+        field_name="hosts", help_text="A scaling sweep's points over this many host pairs"
+    )
+    sweep = django_filters.ChoiceFilter(
+        choices=[("true", "true"), ("false", "false")],
+        method="filter_sweep",
+        help_text="true: the scaling sweeps' points only (hosts set); false: none of them",
+    )
 
     def filter_site(self, queryset, name, value):
         return queryset.filter(Q(src_site=value) | Q(dst_site=value))
+
+    def filter_sweep(self, queryset, name, value):
+        return queryset.filter(hosts__isnull=value != "true")
 
     class Meta:
         model = Measurement
@@ -106,6 +126,8 @@ class MeasurementFilterSet(PairFilterSet):
             "site",
             "src_site",
             "dst_site",
+            "hosts",
+            "sweep",
             "streams",
             "since",
             "until",

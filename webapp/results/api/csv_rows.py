@@ -32,6 +32,7 @@ MEASUREMENT_COLUMNS = {
     "scope": "scope",
     "src_site": "src_site",
     "dst_site": "dst_site",
+    "hosts": "hosts",
 }
 TRANSFER_COLUMNS = {
     "measurement": "measurement__uuid",

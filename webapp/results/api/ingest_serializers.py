@@ -25,6 +25,7 @@ from webapp.results.choices import (
     Protocol,
     Scope,
 )
+from webapp.results.models.measurements import MAX_HOSTS
 from webapp.results.phases import MAX_PHASES, PHASE_NAME, ordered_phases, phases_fit
 
 MAX_BYTES = 2**62  # keeps sizes inside PostgreSQL bigint
@@ -221,6 +222,16 @@ class MeasurementInSerializer(serializers.Serializer):
         error_messages=SITE_ERRORS,
         help_text=SITE_HELP.format(end="destination", pattern=SITE_NAME_PATTERN),
     )
+    hosts = StrictIntegerField(
+        min_value=1,
+        max_value=MAX_HOSTS,
+        allow_null=True,
+        required=False,
+        default=None,
+        help_text="Site scope only: null (the default), through the sites' fronts (the "
+        "redirectors chose the data servers); m, a point of the scaling sweep (the transfers "
+        "spread round-robin over m host pairs, addressed to the hosts directly).",
+    )
     streams = StrictIntegerField(min_value=1, max_value=MAX_STREAMS)
     file_size = StrictIntegerField(min_value=1, max_value=MAX_BYTES)
     rtt_ms = StrictFloatField(
@@ -303,6 +314,8 @@ class MeasurementInSerializer(serializers.Serializer):
             for end in ("src_site", "dst_site"):
                 if attrs.get(end) is None:
                     errors[end] = f"A site-scope measurement names its {end}."
+        elif attrs.get("hosts") is not None:
+            errors["hosts"] = "hosts is for site-scope measurements only (scope site)."
         indexes = [t["index"] for t in attrs["transfers"]]
         if len(set(indexes)) != len(indexes):
             errors["transfers"] = "Each transfer needs its own index."

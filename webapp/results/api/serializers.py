@@ -58,6 +58,7 @@ class MeasurementSerializer(serializers.ModelSerializer):
             "scope",
             "src_site",
             "dst_site",
+            "hosts",
             "streams",
             "transfer_count",
             "file_size",

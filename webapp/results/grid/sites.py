@@ -44,6 +44,7 @@ def _site_aggregates(filters: Lookups, protocols: tuple[str, ...]) -> QuerySet:
             protocol__in=protocols,
             src_site__isnull=False,
             dst_site__isnull=False,
+            hosts__isnull=True,  # the fronts': a scaling sweep's point is not the site's figure
         )
         .exclude(src_site=F("dst_site"))
         .order_by()

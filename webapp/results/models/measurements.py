@@ -21,8 +21,9 @@ from webapp.results.choices import (
 # aggregate reads no table row.
 AGGREGATED_COLUMNS = [
     "src", "dst", "streams", "throughput_gbps", "rtt_ms", "succeeded", "failed", "finished",
-    "src_site", "dst_site",
+    "src_site", "dst_site", "hosts",
 ]  # fmt: skip
+MAX_HOSTS = 1000  # a site's data servers a scaling sweep may spread its transfers over
 SITE_NAME_LENGTH = 8  # choices.SITE_NAME_PATTERN
 SERVER_LENGTH = 261  # "host:port": a DNS name (253), ':' and a port; or [IPv6]:port
 # The RTT check's rule (orchestrator/campaign/rtt_check.py holds the same): 1 ms or 5%
@@ -109,6 +110,12 @@ class Measurement(models.Model):
     scope = models.CharField(max_length=8, choices=Scope.choices, default=Scope.HOST)
     src_site = models.CharField(max_length=SITE_NAME_LENGTH, null=True, blank=True)
     dst_site = models.CharField(max_length=SITE_NAME_LENGTH, null=True, blank=True)
+    # A site-scope measurement's host count: null, through the sites' fronts (the
+    # redirectors chose the data servers; and every host-scope one); m, a point of the
+    # scaling sweep (the K transfers spread round-robin over m host pairs, addressed to the
+    # hosts directly). The site grid reads the fronts' only: a sweep point is not the site's
+    # figure.
+    hosts = models.PositiveIntegerField(null=True, blank=True)
     streams = models.PositiveIntegerField()
     # K; the name "transfers" is the related manager of Transfer rows.
     transfer_count = models.PositiveIntegerField()
@@ -142,6 +149,11 @@ class Measurement(models.Model):
             ),
             models.CheckConstraint(
                 name="measurement_file_size_positive", condition=Q(file_size__gt=0)
+            ),
+            models.CheckConstraint(
+                name="measurement_hosts_of_a_site",
+                condition=Q(hosts__isnull=True)
+                | Q(scope=Scope.SITE, hosts__gte=1, hosts__lte=MAX_HOSTS),
             ),
             models.CheckConstraint(
                 name="measurement_rtt_not_negative",

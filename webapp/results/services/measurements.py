@@ -115,7 +115,7 @@ def payload_fingerprint(payload: dict) -> str:
         canonical["checksum"] = payload["checksum"]
     if payload.get("scope", Scope.HOST) != Scope.HOST:
         canonical["scope"] = payload["scope"]
-    for key in ("src_site", "dst_site"):
+    for key in ("src_site", "dst_site", "hosts"):
         if payload.get(key) is not None:
             canonical[key] = payload[key]
     text = json.dumps(canonical, sort_keys=True, separators=(",", ":"))
@@ -151,6 +151,7 @@ def _build(
         scope=payload.get("scope") or Scope.HOST,
         src_site=payload.get("src_site"),
         dst_site=payload.get("dst_site"),
+        hosts=payload.get("hosts"),
         streams=payload["streams"],
         transfer_count=len(payload["transfers"]),
         file_size=payload["file_size"],
