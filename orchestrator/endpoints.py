@@ -6,6 +6,7 @@ and the campaign planner consume them.
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,14 @@ from typing import Any
 from ca.tokens import TokenMinter
 
 DEFAULT_PORTS: dict[str, int] = {"https": 8443, "root": 1094, "gridftp": 2811}
+# What a site is called wherever sites are named: the lab's --sites, the webapp's fields.
+SITE_NAME = re.compile(r"^[a-z][a-z0-9]{0,7}$")
+
+
+def reported_site(site: str | None) -> str | None:
+    """`site` as a measurement names it: None unless it is a site name (a Kubernetes zone
+    label such as us-east-1a is a node's site for discovery, not one the webapp takes)."""
+    return site if site is not None and SITE_NAME.match(site) else None
 
 
 @dataclass(frozen=True)

@@ -87,6 +87,8 @@ def failed_record(
         auth=spec.auth,  # type: ignore[arg-type]
         client=spec.client,
         checksum=spec.checksum,
+        scope=spec.scope,
+        hosts=spec.hosts,
         file_size=file_size,
         rtt_ms=rtt_ms,
         started=clock.wall(now),

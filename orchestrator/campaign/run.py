@@ -29,7 +29,8 @@ from orchestrator.campaign.planner import NodeDisjointTasks
 from orchestrator.campaign.result import CampaignProgress, CampaignResult, failed_record
 from orchestrator.campaign.rtt_check import RttCheck, check_pair_rtts
 from orchestrator.campaign.settings import CampaignSettings
-from orchestrator.endpoints import ClientCredentials, Endpoint
+from orchestrator.campaign.site_scope import SiteFront, discover_fronts, site_request, sweep_specs
+from orchestrator.endpoints import ClientCredentials, Endpoint, reported_site
 from orchestrator.errors import UserError
 from orchestrator.latency import measure_rtt, rtt_origin
 from orchestrator.measurement.run import run_measurement
@@ -105,6 +106,7 @@ class Campaign:
         self.journal: CampaignJournal | None = None
         self.result: CampaignResult | None = None
         self.endpoints: dict[str, Endpoint] = {}
+        self.fronts: dict[str, SiteFront] = {}  # --scope site: each site's front by name
         self.ready: set[str] = set()  # the nodes discovery still reports
         self.vanished: dict[str, str] = {}  # node -> why its measurements failed
         self.rtts: dict[Pair, float | None] = {}  # per ordered pair, taken once
@@ -140,6 +142,9 @@ class Campaign:
             return await self._finish("failed", failed)
         self.endpoints = {e.name: e for e in discovered}
         self.ready = set(self.endpoints)
+        if self.settings.scope == "site":
+            self.fronts = await asyncio.to_thread(discover_fronts, self.discovery, discovered)
+            self.ready |= set(self.fronts)
         # Nodes of the mesh that cannot be measured now (a NotReady node, a crashing server)
         # stay in the plan: their measurements are stored as failures saying why.
         not_ready = getattr(self.discovery, "not_ready", dict)()
@@ -152,7 +157,9 @@ class Campaign:
             return await self._finish(
                 "failed", CampaignResult(self.uuid, "failed", names, 0, message=problem)
             )
-        specs = self.settings.plan(names)
+        specs = self.settings.plan(sorted(self.fronts) if self.fronts else names)
+        if self.settings.sweep_hosts:
+            specs = sweep_specs(specs, self.fronts)
         for why in self.settings.unsupported():
             log.warning("left out of the plan: %s", why)
         self.result = CampaignResult(self.uuid, "running", names, len(specs))
@@ -167,6 +174,11 @@ class Campaign:
 
     def _cannot_start(self) -> str:
         """Why this campaign cannot measure anything, or ""."""
+        if self.settings.scope == "site" and len(self.fronts) < 2:
+            return (
+                f"a site campaign needs at least 2 sites, each with a redirector and data "
+                f"servers; discovery found {len(self.fronts)} ({', '.join(self.fronts)})"
+            )
         if len(self.endpoints) < 2:
             unready = "".join(f"; {why}" for why in self.vanished.values())
             found = len(self.endpoints)
@@ -217,13 +229,17 @@ class Campaign:
     # -- one measurement -------------------------------------------------------------------
 
     async def _measure_one(self, spec: MeasurementSpec) -> dict[str, Any]:
-        src, dst = self.endpoints[spec.src], self.endpoints[spec.dst]
+        settings = self.settings
+        if spec.scope == "site":  # the RTT, links and buffers are the sites' first hosts'
+            request = site_request(spec, self.fronts, settings.transfers, settings.file_size)
+            src, dst = self.fronts[spec.src].hosts[0], self.fronts[spec.dst].hosts[0]
+        else:
+            src, dst = self.endpoints[spec.src], self.endpoints[spec.dst]
+            request = MeasurementRequest(spec, src, dst, settings.transfers, settings.file_size)
         # The first measurement of an ordered pair takes its RTT (and its link baseline),
         # while both nodes are ours.
         rtt_ms = await self._pair_rtt(src, dst)
         await self._pair_baseline(src, dst)
-        settings = self.settings
-        request = MeasurementRequest(spec, src, dst, settings.transfers, settings.file_size)
         outcome = self.measure(
             request, campaign=self.uuid, measure_latency=False, **self.measure_options
         )
@@ -281,6 +297,7 @@ class Campaign:
             self._last_discovery = time.monotonic()
             try:
                 now_ready = {e.name for e in await asyncio.to_thread(self.discovery.discover)}
+                now_ready |= set(self.fronts)  # a dead front fails its copies, with why
             except Exception as exc:
                 log.warning("re-discovery failed (%s); keeping the node list", exc)
             else:
@@ -319,6 +336,13 @@ class Campaign:
         record = failed_record(
             spec, settings.transfers, settings.file_size, self.uuid, error_class, message, rtt_ms
         )
+        if spec.scope == "site":
+            record.src_site, record.dst_site = (self.fronts[n].site for n in (spec.src, spec.dst))
+        else:
+            record.src_site, record.dst_site = (
+                reported_site(self.endpoints[n].site) if n in self.endpoints else None
+                for n in (spec.src, spec.dst)
+            )
         return record.to_json()
 
     # -- the journal and the webapp (blocking: called in threads) --------------------------

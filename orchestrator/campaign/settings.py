@@ -35,6 +35,7 @@ from orchestrator.campaign.planner import (
     plan_measurements,
 )
 from orchestrator.errors import UserError
+from orchestrator.measurement.spec import SCOPES
 from orchestrator.paths import tpcbench_home
 from orchestrator.prelim.baseline import DEFAULT_OMIT as DEFAULT_BASELINE_OMIT
 from orchestrator.prelim.baseline import DEFAULT_SECONDS as DEFAULT_BASELINE_SECONDS
@@ -78,6 +79,13 @@ def _one_of(text: str | list[Any], known: tuple[str, ...]) -> list[str]:
     if unknown or not values:
         raise ValueError(f"{','.join(unknown) or 'nothing'} is not one of {', '.join(known)}")
     return values
+
+
+def _single(text: str, known: tuple[str, ...]) -> str:
+    value = str(text).strip()
+    if value not in known:
+        raise ValueError(f"{value or 'nothing'} is not one of {', '.join(known)}")
+    return value
 
 
 def parse_bool(text: str | bool) -> bool:
@@ -127,6 +135,9 @@ class Settings:
     auth: list[str] = field(default_factory=lambda: ["x509"])  # x509 and/or token
     client: list[str] = field(default_factory=lambda: ["native"])  # native and/or gfal2
     checksum: list[str] = field(default_factory=lambda: ["none"])  # none and/or adler32
+    scope: str = "host"  # host: host pairs; site: site pairs through their fronts
+    sweep_hosts: bool = False  # site scope: the scaling sweep over 1..M host pairs
+    lookups: bool = False  # site scope: time a lookup from every redirector level
     transfers: int = 11
     file_size: int = 2**30
     max_parallel_pairs: int = 1
@@ -164,6 +175,9 @@ PARSERS: dict[str, Callable[[Any], Any]] = {
     "auth": lambda text: _one_of(text, AUTH_MODES),
     "client": lambda text: _one_of(text, CLIENTS),
     "checksum": lambda text: _one_of(text, CHECKSUMS),
+    "scope": lambda text: _single(text, SCOPES),
+    "sweep_hosts": parse_bool,
+    "lookups": parse_bool,
     "transfers": _positive_int,
     "file_size": _size,
     "max_parallel_pairs": _positive_int,
@@ -258,6 +272,9 @@ class CampaignSettings:
     auths: tuple[str, ...] = ("x509",)  # how the transfers are authorized: x509, token
     clients: tuple[str, ...] = ("native",)  # what drives the copies: native, gfal2
     checksums: tuple[str, ...] = ("none",)  # the checksum step after each copy: none, adler32
+    scope: str = "host"  # site: between sites' fronts (campaign/site_scope.py)
+    sweep_hosts: bool = False  # site scope: each site measurement swept over 1..M host pairs
+    lookups: bool = False  # site scope: a lookup timed from every redirector level
     transfers: int = 11
     file_size: int = 2**30
     max_parallel_pairs: int = 1
@@ -279,6 +296,7 @@ class CampaignSettings:
             "auth": self.auths,
             "client": self.clients,
             "checksum": self.checksums,
+            "scope": (self.scope,),
         }
 
     @property

@@ -9,8 +9,10 @@ import json
 import signal
 import sys
 import threading
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import asdict
+from typing import Any
 
 from rich.console import Console
 from rich.progress import (
@@ -27,6 +29,7 @@ from orchestrator.campaign.context import build_context, build_reporter, campaig
 from orchestrator.campaign.journal import recover_interrupted
 from orchestrator.campaign.result import CampaignProgress, CampaignResult
 from orchestrator.campaign.run import Campaign
+from orchestrator.campaign.site_scope import discover_fronts, sweep_specs
 from orchestrator.cli.campaign_options import add_campaign_flags, settings_from_args
 from orchestrator.sizes import format_size
 
@@ -61,7 +64,13 @@ def campaign_plan(args: argparse.Namespace) -> int:
     context = build_context(settings, need_credentials=False)
     nodes = context.discovery.discover()
     campaign_settings = context.campaign_settings(settings)
-    specs = campaign_settings.plan(nodes)
+    if campaign_settings.scope == "site":
+        fronts = discover_fronts(context.discovery, nodes)
+        specs = campaign_settings.plan(sorted(fronts))
+        if campaign_settings.sweep_hosts:
+            specs = sweep_specs(specs, fronts)
+    else:
+        specs = campaign_settings.plan(nodes)
     for why in campaign_settings.unsupported():
         print(f"left out of the plan: {why}", file=sys.stderr)
     if args.json:
@@ -189,6 +198,9 @@ def summary_table(result: CampaignResult, file_size: int, transfers: int) -> Tab
     columns = ["src", "dst", "protocol", "streams", "Gbit/s", "RTT ms", "ok/failed", "error"]
     if targets:  # an emulated WAN: each pair's target RTT beside the measured one
         columns.insert(6, "target")
+    sites = any(m.get("scope") == "site" for m in result.measurements)
+    if sites:  # through the fronts or m host pairs, and the data servers that received
+        columns[4:4] = ["via", "dst servers"]
     for column in columns:
         table.add_column(column, overflow="fold")
     protocols = {
@@ -196,7 +208,13 @@ def summary_table(result: CampaignResult, file_size: int, transfers: int) -> Tab
     }
     order = sorted(
         result.measurements,
-        key=lambda m: (m["src"], m["dst"], protocols[m["protocol"]], -m["streams"]),
+        key=lambda m: (
+            m["src"],
+            m["dst"],
+            protocols[m["protocol"]],
+            -m["streams"],
+            m.get("hosts") or 0,
+        ),
     )
     for m in order:
         errors = sorted({t["error_class"] for t in m["transfers"] if t["error_class"]})
@@ -210,6 +228,7 @@ def summary_table(result: CampaignResult, file_size: int, transfers: int) -> Tab
             m["dst"],
             m["protocol"],
             str(m["streams"]),
+            *(site_cells(m) if sites else []),
             f"{m['throughput_gbps']:.3f}" if m["throughput_gbps"] is not None else "n/a",
             rtt,
             *(target if targets else []),
@@ -219,6 +238,18 @@ def summary_table(result: CampaignResult, file_size: int, transfers: int) -> Tab
             else "",
         )
     return table
+
+
+def site_cells(measured: dict[str, Any]) -> list[str]:
+    """A site measurement's "via" (the fronts, or m host pairs of the sweep) and the data
+    servers its copies landed on, each with its count."""
+    hosts = measured.get("hosts")
+    via = "fronts" if hosts is None else f"{hosts} host pair{'s' if hosts > 1 else ''}"
+    landed = Counter(
+        (t.get("destination_server") or "?").rpartition(":")[0] or "?"
+        for t in measured["transfers"]
+    )
+    return [via, ", ".join(f"{server} x{n}" for server, n in sorted(landed.items()))]
 
 
 def rtt_check_summary(result: CampaignResult) -> str:

@@ -21,6 +21,12 @@ CAMPAIGN_FLAGS: tuple[tuple[str, str], ...] = (
         "comma-separated: none (default) and/or adler32, the checksum step FTS ends each "
         "transfer with (source and destination digests asked and compared)",
     ),
+    (
+        "--scope",
+        "host (default): every ordered pair of hosts; site: every ordered pair of sites, "
+        "each copy addressed to the sites' fronts (their redirectors; GridFTP: a round-robin "
+        "over the site's hosts), docs/sites.md",
+    ),
     ("--transfers", "concurrent transfers per measurement, K (default 11)"),
     ("--file-size", "bytes per transfer: 1GiB, 16MiB, 1073741824 (default: the lab's, or 1GiB)"),
     ("--max-parallel-pairs", "node-disjoint measurements at once (default 1, the paper's)"),
@@ -50,6 +56,22 @@ def add_campaign_flags(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="measure each pair's link with iperf3 before its transfers, with as many streams "
         "as a measurement (transfers x streams, at most 128)",
+    )
+    parser.add_argument(
+        "--sweep-hosts",
+        action="store_const",
+        const=True,
+        default=None,
+        help="with --scope site: after each site measurement, the scaling sweep: the same K "
+        "copies spread over 1, 2, .. M host pairs of the two sites (aggregate against hosts)",
+    )
+    parser.add_argument(
+        "--lookups",
+        action="store_const",
+        const=True,
+        default=None,
+        help="with --scope site: also time a lookup of a fresh file from every redirector "
+        "level (local, regional, global) down to its data server: the hop overhead",
     )
 
 

@@ -23,6 +23,9 @@ class Discovery(Protocol):
     # Optional: backends that know of nodes they cannot measure (a NotReady node) have
     # `not_ready() -> dict[str, str]`, node -> why, as of the last discover(); a campaign
     # stores those nodes' measurements as failures with that reason.
+    # Optional: backends of sites have `redirectors() -> list[Endpoint]` (redirector=True):
+    # each site's front (its manager, `site` set) and the levels above (no site);
+    # `campaign run --scope site` measures between the sites' fronts.
 
 
 DISCOVERY_BACKENDS: dict[str, Callable[..., Discovery]] = {

@@ -22,3 +22,10 @@ class LabDiscovery:
         from orchestrator.lab.inventory import load_inventory
 
         return list(load_inventory(self.inventory).nodes)
+
+    def redirectors(self) -> list[Endpoint]:
+        """The lab's running redirectors (`lab up --sites`): each site's manager, and the
+        regional/global levels (no site); empty in a lab of nodes."""
+        from orchestrator.lab.inventory import load_inventory
+
+        return list(load_inventory(self.inventory).redirector_nodes)

@@ -53,6 +53,10 @@ class MeasurementRecord:
     auth: Auth = "x509"
     client: str = DEFAULT_CLIENT  # who drove the copies: native or gfal2
     checksum: str = DEFAULT_CHECKSUM  # adler32: each copy ended with the checksum step
+    scope: str = "host"  # site: src and dst are two sites' fronts (MeasurementSpec.scope)
+    hosts: int | None = None  # a point of the site scaling sweep: the host pairs used
+    src_site: str | None = None  # the sites of the two ends; None: no sites here
+    dst_site: str | None = None
 
     @property
     def successful(self) -> list[TransferRecord]:
@@ -75,6 +79,14 @@ class MeasurementRecord:
         return makespan_gbps(self.file_size, [(t.start, t.end) for t in self.successful])
 
     def to_json(self) -> dict[str, Any]:
+        measured = self._json()
+        if self.src_site is not None or self.dst_site is not None:
+            measured |= {"src_site": self.src_site, "dst_site": self.dst_site}
+        if self.scope != "host":  # a host measurement's JSON is as it was before sites
+            measured |= {"scope": self.scope, "hosts": self.hosts}
+        return measured
+
+    def _json(self) -> dict[str, Any]:
         return {
             "uuid": self.uuid,
             "campaign": self.campaign,

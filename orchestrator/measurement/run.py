@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import uuid as uuid_module
 
-from orchestrator.endpoints import ClientCredentials, Endpoint
+from orchestrator.endpoints import ClientCredentials, Endpoint, reported_site
 from orchestrator.latency import measure_rtt
 from orchestrator.measurement.record import MeasurementRecord
 from orchestrator.measurement.spec import MeasurementRequest, destination_name
@@ -78,6 +78,9 @@ async def run_measurement(
         return record
 
     records = await asyncio.gather(*(transfer(index) for index in range(request.transfers)))
+    if spec.scope == "site":
+        for record in records:
+            name_direct_servers(record, request)
     finished = clock.now()
     record = MeasurementRecord(
         uuid=measurement_uuid,
@@ -94,23 +97,44 @@ async def run_measurement(
         auth=spec.auth,
         client=client_of(tool),
         checksum=spec.checksum,
+        scope=spec.scope,
+        hosts=spec.hosts,
+        src_site=reported_site(src.site),
+        dst_site=reported_site(dst.site),
     )
     if not keep_files:
-        record.cleanup_errors = await remove_destination_files(record, dst, creds)
+        record.cleanup_errors = await remove_destination_files(record, dst, creds, request)
     return record
 
 
+def name_direct_servers(record: TransferRecord, request: MeasurementRequest) -> None:
+    """A site measurement's copy names the data server of each end: learned through a
+    redirector by the tool, or, where the copy was addressed to a host (the GridFTP front's
+    round robin, the scaling sweep), that host ("address:port", as the tools name them)."""
+    src, dst = request.lane(record.index)
+    port = request.spec.protocol
+    if record.source_server is None and not src.redirector:
+        record.source_server = f"{src.address}:{src.ports[port]}"
+    if record.destination_server is None and not dst.redirector:
+        record.destination_server = f"{dst.address}:{dst.ports[port]}"
+
+
 async def remove_destination_files(
-    record: MeasurementRecord, dst: Endpoint, creds: ClientCredentials
+    record: MeasurementRecord,
+    dst: Endpoint,
+    creds: ClientCredentials,
+    request: MeasurementRequest | None = None,
 ) -> list[str]:
-    """Delete every destination file of `record` (tmpfs must not fill); returns the errors.
+    """Delete every destination file of `record` (tmpfs must not fill) at `dst`, or where the
+    `request`'s copy wrote it (its lane's destination: a site's front sends the delete on to
+    the data server that has the file); returns the errors.
 
     Failed transfers too: a pull refused by the source leaves an empty destination file.
     """
     results = await asyncio.gather(
         *(
             delete_https(
-                dst,
+                request.lane(t.index)[1] if request is not None else dst,
                 destination_name(record.uuid, t.index, record.protocol, record.auth),
                 creds,
                 record.auth,

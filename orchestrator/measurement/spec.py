@@ -11,6 +11,7 @@ dimension is a field of the spec (with a default) and, where the tools need it, 
 from __future__ import annotations
 
 from dataclasses import MISSING, dataclass, fields
+from typing import Literal
 
 from orchestrator.endpoints import ClientCredentials, Endpoint, in_token_area, source_name
 from orchestrator.transfers import DEFAULT_CLIENT, ProgressCallback
@@ -20,6 +21,9 @@ from orchestrator.transfers.record import Clock
 
 DEFAULT_TRANSFERS = 11
 DEFAULT_FILE_SIZE = 2**30
+Scope = Literal["host", "site"]
+SCOPES: tuple[Scope, ...] = ("host", "site")
+Lane = tuple[Endpoint, Endpoint]
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,11 @@ class MeasurementSpec:
     auth: Auth = "x509"
     client: str = DEFAULT_CLIENT
     checksum: Checksum = DEFAULT_CHECKSUM  # adler32: each copy ends with the checksum step
+    # host: src and dst are two hosts. site: src and dst name two sites' fronts (their
+    # redirectors, "<site>-rdr"); `hosts` m: a point of the scaling sweep, the copies spread
+    # over m host pairs of the two sites, addressed to the hosts (campaign/site_scope.py).
+    scope: Scope = "host"
+    hosts: int | None = None
 
     @property
     def nodes(self) -> frozenset[str]:
@@ -86,6 +95,9 @@ class MeasurementRequest:
     transfers: int = DEFAULT_TRANSFERS
     file_size: int = DEFAULT_FILE_SIZE
     source_path: str | None = None
+    # Where each copy goes: copy i takes lanes[i % len(lanes)], a (source, destination)
+    # endpoint pair; empty: every copy goes src -> dst (a host pair, or two sites' fronts).
+    lanes: tuple[Lane, ...] = ()
 
     def __post_init__(self) -> None:
         if self.spec.streams < 1 or self.transfers < 1 or self.file_size < 1:
@@ -116,6 +128,10 @@ class MeasurementRequest:
         spec = MeasurementSpec(src.name, dst.name, protocol, streams, auth, client, checksum)
         return cls(spec, src, dst, transfers, file_size, source_path)
 
+    def lane(self, index: int) -> Lane:
+        """The (source, destination) endpoints of copy `index`."""
+        return self.lanes[index % len(self.lanes)] if self.lanes else (self.src, self.dst)
+
     @property
     def read_path(self) -> str:
         """The file every copy reads."""
@@ -136,9 +152,10 @@ class MeasurementRequest:
     ) -> TransferRequest:
         """Copy `index` of the measurement `measurement_uuid`, to a file of its own."""
         spec = self.spec
+        src, dst = self.lane(index)
         return TransferRequest(
-            src=self.src,
-            dst=self.dst,
+            src=src,
+            dst=dst,
             src_path=self.read_path,
             dst_path=destination_name(measurement_uuid, index, spec.protocol, spec.auth),
             streams=spec.streams,

@@ -214,12 +214,15 @@ class HttpsTpc(TransferTool):
         self, seen: TransferObservation, digest_tokens: tuple[dict[str, str], dict[str, str]]
     ) -> None:
         """The checksum step (checksums.py): RFC 3230 digests by `HEAD` with `Want-Digest`,
-        of the source and then of the destination, compared; timed as `checksum`."""
+        of the source and then of the destination, compared; timed as `checksum`. A site's
+        front (a redirector) sends the HEAD on to the data server that has the file."""
         request = seen.request
         seen.timeline.enter("checksum", request.clock.now())
         async with httpx.AsyncClient(
             verify=client_ssl_context(request.creds, request.auth),
             timeout=httpx.Timeout(None, connect=CONNECT_TIMEOUT),
+            follow_redirects=request.src.redirector or request.dst.redirector,
+            max_redirects=MAX_REDIRECTS,
         ) as client:
             source, destination = [
                 await https_digest(client, url, request.checksum, headers)
@@ -357,12 +360,18 @@ async def https_digest(
 async def delete_https(
     dst: Endpoint, path: str, creds: ClientCredentials, auth: Auth = "x509"
 ) -> str | None:
-    """Remove a file through the endpoint's HTTPS side; returns an error message or None."""
+    """Remove a file through the endpoint's HTTPS side; returns an error message or None.
+
+    A redirector (a site's front) answers with a redirect to the data server that has the
+    file, which is followed (at most MAX_REDIRECTS)."""
     url = https_url(dst, path)
     try:
         headers = delete_token_header(creds, dst, path) if auth == "token" else {}
         async with httpx.AsyncClient(
-            verify=client_ssl_context(creds, auth), timeout=httpx.Timeout(60.0)
+            verify=client_ssl_context(creds, auth),
+            timeout=httpx.Timeout(60.0),
+            follow_redirects=dst.redirector,
+            max_redirects=MAX_REDIRECTS,
         ) as client:
             response = await client.delete(url, headers=headers)
     except httpx.HTTPError as exc:
