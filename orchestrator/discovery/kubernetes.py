@@ -1,4 +1,6 @@
-"""Discovery on Kubernetes: the nodes where both server DaemonSets have a Ready pod.
+"""Discovery on Kubernetes: the nodes where both server DaemonSets have a Ready pod, and (chart
+values `sites:`) each site's redirector, reported apart (`redirectors()`): a campaign pairs the
+hosts, never a redirector.
 
 Needs only get/list/watch on pods (in its namespace) and get/list on nodes; without the node
 permission it still works, just without site and link capacity. The API client is
@@ -25,6 +27,10 @@ log = logging.getLogger(__name__)
 
 XROOTD_SELECTOR = "app.kubernetes.io/name=tpc-bench,app.kubernetes.io/component=xrootd"
 GRIDFTP_SELECTOR = "app.kubernetes.io/name=tpc-bench,app.kubernetes.io/component=gridftp"
+REDIRECTOR_SELECTOR = "app.kubernetes.io/name=tpc-bench,app.kubernetes.io/component=redirector"
+# On a site's pods (its data servers and its redirector): the site's name. A site's data server
+# serves HTTPS on its xroot port (a redirect names that port), so its pod names one port, root.
+SITE_ANNOTATION = "tpc-bench/site"
 DATA_ROOT_ANNOTATION = "tpc-bench/data-root"
 HOST_DN_ANNOTATION = "tpc-bench/host-dn"
 # A DaemonSet's pods share one template, so the chart gives the DN with {node} in it.
@@ -118,8 +124,10 @@ def build_endpoints(
     for node_name in sorted(xrootd.keys() & gridftp.keys()):
         xpod, gpod = xrootd[node_name], gridftp[node_name]
         xports, gports = named_container_ports(xpod), named_container_ports(gpod)
+        pod_site = _annotation((xpod,), SITE_ANNOTATION)
+        https_default = xports.get("root", DEFAULT_PORTS["root"]) if pod_site else None
         ports = {
-            "https": xports.get("https", DEFAULT_PORTS["https"]),
+            "https": xports.get("https", https_default or DEFAULT_PORTS["https"]),
             "root": xports.get("root", DEFAULT_PORTS["root"]),
             "gridftp": gports.get("gridftp", DEFAULT_PORTS["gridftp"]),
         }
@@ -136,9 +144,49 @@ def build_endpoints(
                 data_root=_annotation((xpod, gpod), DATA_ROOT_ANNOTATION) or DEFAULT_DATA_ROOT,
                 host_dn=_host_dn((xpod, gpod), node_name),
                 pod=f"{xpod.metadata.namespace}/{xpod.metadata.name}",
-                site=node_site(node_labels, site_labels),
+                site=pod_site or node_site(node_labels, site_labels),
                 labels={k: v for k, v in node_labels.items() if k.startswith(KEPT_LABEL_PREFIXES)},
                 link_gbps=node_link_gbps(node_labels, link_label),
+            )
+        )
+    return endpoints
+
+
+def redirector_name(site: str) -> str:
+    """A site's redirector host: "<site>-rdr", as in the lab."""
+    return f"{site}-rdr"
+
+
+def build_redirectors(
+    pods: Iterable[V1Pod], nodes: Mapping[str, V1Node] | None = None
+) -> list[Endpoint]:
+    """One Endpoint per site with a Ready redirector pod (redirector=True): its node's address,
+    HTTPS and root:// on its one port. host_dn None, as the lab's: a root:// client then
+    accepts the data server it is sent to, whose DN is not the redirector's."""
+    by_site: dict[str, V1Pod] = {}
+    ready = sorted(
+        (p for p in pods if pod_is_ready(p)),
+        key=lambda p: (p.metadata.creation_timestamp is not None, p.metadata.creation_timestamp),
+    )
+    for pod in ready:
+        site = _annotation((pod,), SITE_ANNOTATION)
+        if site:
+            by_site[site] = pod  # during a Recreate rollout the newest Ready pod wins
+    endpoints = []
+    for site, pod in sorted(by_site.items()):
+        root = named_container_ports(pod).get("root", DEFAULT_PORTS["root"])
+        node = (nodes or {}).get(pod.spec.node_name)
+        node_labels: dict[str, str] = dict(node.metadata.labels or {}) if node else {}
+        endpoints.append(
+            Endpoint(
+                name=redirector_name(site),
+                address=pod.status.host_ip,
+                ports={"https": root, "root": root},
+                data_root=_annotation((pod,), DATA_ROOT_ANNOTATION) or DEFAULT_DATA_ROOT,
+                pod=f"{pod.metadata.namespace}/{pod.metadata.name}",
+                site=site,
+                redirector=True,
+                labels={k: v for k, v in node_labels.items() if k.startswith(KEPT_LABEL_PREFIXES)},
             )
         )
     return endpoints
@@ -227,6 +275,19 @@ class KubernetesDiscovery:
         for name, why in self._not_ready.items():
             log.warning("kubernetes discovery: %s cannot be measured: %s", name, why)
         log.info("kubernetes discovery: %d ready node(s) in %s", len(endpoints), self.namespace)
+        return endpoints
+
+    def redirectors(self) -> list[Endpoint]:
+        """Each site's Ready redirector (chart values `sites:`), apart from discover()'s
+        hosts; none without sites."""
+        from kubernetes import client
+
+        core = client.CoreV1Api(self.api_client)
+        pods = self._list_pods(core, REDIRECTOR_SELECTOR)
+        endpoints = build_redirectors(pods, self._nodes(core) if pods else None)
+        log.info(
+            "kubernetes discovery: %d site redirector(s) in %s", len(endpoints), self.namespace
+        )
         return endpoints
 
     def not_ready(self) -> dict[str, str]:
