@@ -6,6 +6,7 @@ from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
 from tests.support.webapp_payloads import baseline, prelim_run
+from tests.webapp.site_payloads import lookup
 
 pytestmark = pytest.mark.django_db
 
@@ -17,6 +18,7 @@ ENDPOINTS = {
     "/api/v1/campaigns/": 2,
     "/api/v1/baselines/": 2,  # count + page (nodes and campaign joined)
     "/api/v1/prelim-runs/": 3,  # count + page + their points (prefetched)
+    "/api/v1/lookups/": 2,  # count + page (campaign joined)
     # Aggregates (the ORM on any database): data version (cache key) + [latest campaign] +
     # aggregate + node names
     "/api/v1/throughput-vs-latency/?window=latest": 4,
@@ -54,9 +56,11 @@ def load_mesh(reporter, make_payload):
         response = reporter.post("/api/v1/measurements/", items, format="json")
         assert response.json()["created"] == len(items)
         reporter.patch(f"/api/v1/campaigns/{campaign}/", {"state": "finished"}, format="json")
-        for a in names:  # a link baseline per pair, a preliminary run per node
+        for a in names:  # a link baseline per pair, a preliminary run and a lookup per node
             run = prelim_run(node=a)
             assert reporter.post("/api/v1/prelim-runs/", run, format="json").status_code == 201
+            found = lookup(campaign=campaign)
+            assert reporter.post("/api/v1/lookups/", found, format="json").status_code == 201
             for b in names:
                 if a != b:
                     body = baseline(src=a, dst=b, campaign=campaign)

@@ -18,6 +18,7 @@ from schemathesis.config import SchemathesisConfig
 
 from tests.support.schema_rules import satisfy_cross_field_rules
 from tests.support.webapp_payloads import baseline, payload, prelim_run
+from tests.webapp.site_payloads import lookup
 from webapp.results.api.permissions import api_token_create
 from webapp.tpcbench_web.wsgi import application
 
@@ -25,12 +26,29 @@ CONFIG = SchemathesisConfig.from_path(Path(__file__).with_name("schemathesis.tom
 schema = schemathesis.openapi.from_wsgi("/api/schema/", application, config=CONFIG)
 
 
+def lookup_rules(body) -> None:
+    """A lookup's cross-field rules (issue 23): its data server, if named, is the last
+    step's server, and a successful one names it and has no error class."""
+    if not isinstance(body, dict):
+        return
+    steps = body.get("steps")
+    last = steps[-1] if isinstance(steps, list) and steps else None
+    if body.get("outcome") == "success":
+        body["error_class"] = None
+    named = body.get("outcome") == "success" or body.get("data_server") is not None
+    if named and isinstance(last, dict) and isinstance(last.get("server"), str):
+        body["data_server"] = last["server"]
+
+
 def with_site_rule(context, case):
     """satisfy_cross_field_rules, and rules of issue 23 it does not have yet: a site-scope
-    measurement names both sites, and "hosts" comes with scope site (requested of
-    tests/support/schema_rules.py's owner)."""
+    measurement names both sites, "hosts" comes with scope site, and a lookup's (above)
+    (requested of tests/support/schema_rules.py's owner)."""
     case = satisfy_cross_field_rules(context, case)
     positive = case.meta is not None and case.meta.generation.mode == GenerationMode.POSITIVE
+    if positive and (case.method.upper(), case.path) == ("POST", "/api/v1/lookups/"):
+        lookup_rules(case.body)
+        return case
     if not positive or (case.method.upper(), case.path) != ("POST", "/api/v1/measurements/"):
         return case
     for item in case.body if isinstance(case.body, list) else [case.body]:
@@ -71,9 +89,9 @@ def test_ingest_request_documents_one_measurement_or_a_list(client):
 
 @pytest.fixture(scope="module")
 def reporter_token(django_db_setup, django_db_blocker) -> Iterator[str]:
-    """A reporter's token, and a measurement of each kind, a campaign, a baseline and a
-    preliminary run for the reads to find: made once for every operation's test, in a
-    transaction rolled back after the last."""
+    """A reporter's token, and a measurement of each kind, a campaign, a baseline, a
+    preliminary run and a redirector lookup for the reads to find: made once for every
+    operation's test, in a transaction rolled back after the last."""
     with django_db_blocker.unblock(), transaction.atomic():
         token = api_token_create(name="schemathesis")
         client = APIClient()
@@ -83,6 +101,7 @@ def reporter_token(django_db_setup, django_db_blocker) -> Iterator[str]:
             ("measurements", payload(failed=3, streams=1, phases=True)),
             ("baselines", baseline()),
             ("prelim-runs", prelim_run()),
+            ("lookups", lookup()),
         ):
             response = client.post(f"/api/v1/{url}/", body, format="json")
             assert response.status_code == 201, response.content

@@ -14,6 +14,7 @@ from rest_framework.schemas.generators import EndpointEnumerator, is_api_view
 from rest_framework.test import APIClient
 
 from tests.support.webapp_payloads import baseline, payload, prelim_run
+from tests.webapp.site_payloads import lookup
 
 WRITES = ("POST", "PUT", "PATCH", "DELETE")
 
@@ -87,6 +88,7 @@ def reader_token(reporter, django_user_model) -> str:
         ("/api/v1/measurements/", payload(campaign="6f1c5a52-2222-4c36-9a3e-7c0ae2f6f5a1")),
         ("/api/v1/baselines/", baseline()),
         ("/api/v1/prelim-runs/", prelim_run()),
+        ("/api/v1/lookups/", lookup()),
     ):
         assert reporter.post(url, body, format="json").status_code == 201
     reader = django_user_model.objects.create_user(username="reader", password="not-a-writer")

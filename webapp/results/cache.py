@@ -17,7 +17,7 @@ from django.dispatch import receiver
 from django.utils import timezone
 
 from webapp.results.compiled_sql import compiled_query
-from webapp.results.models import Campaign, DataVersion, Measurement, Node, Threshold
+from webapp.results.models import Campaign, DataVersion, Lookup, Measurement, Node, Threshold
 
 T = TypeVar("T")
 SINGLETON = 1
@@ -83,6 +83,8 @@ def cached_aggregate(prefix: str) -> Callable[[Callable[..., T]], Callable[..., 
 @receiver(post_delete, sender=Campaign)
 @receiver(post_save, sender=Measurement)
 @receiver(post_delete, sender=Measurement)
+@receiver(post_save, sender=Lookup)
+@receiver(post_delete, sender=Lookup)
 @receiver(post_save, sender=Node)
 @receiver(post_delete, sender=Node)
 def _model_changed(**kwargs) -> None:

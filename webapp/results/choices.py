@@ -39,6 +39,19 @@ class Scope(models.TextChoices):
     SITE = "site", "Site to site, through the sites' redirectors"
 
 
+class LookupLevel(models.TextChoices):
+    """Where a redirector lookup found the file (docs/sites.md): the entry redirector was
+    the file's own site's manager, or the lookup climbed to a regional or global one."""
+
+    LOCAL = "local", "Local: the file's own site's redirector"
+    REGIONAL = "regional", "Regional redirector"
+    GLOBAL = "global", "Global redirector"
+
+
+# What a redirector lookup may be made with: the protocols whose servers redirect.
+LOOKUP_PROTOCOLS = (Protocol.HTTPS, Protocol.ROOT)
+
+
 # A site's name (docs/sites.md): a short word, as the lab and the chart name sites.
 SITE_NAME_PATTERN = r"^[a-z][a-z0-9]{0,7}$"
 

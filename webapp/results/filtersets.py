@@ -14,12 +14,13 @@ from webapp.results.choices import (
     CampaignState,
     Checksum,
     Client,
+    LookupLevel,
     PrelimKind,
     Protocol,
     Scope,
     Trigger,
 )
-from webapp.results.models import Baseline, Campaign, Measurement, Node, PrelimRun
+from webapp.results.models import Baseline, Campaign, Lookup, Measurement, Node, PrelimRun
 from webapp.results.models.measurements import MAX_HOSTS
 
 
@@ -133,6 +134,27 @@ class MeasurementFilterSet(PairFilterSet):
             "until",
             "campaign",
         ]
+
+
+class LookupFilterSet(django_filters.FilterSet):
+    """Redirector lookups by the file's site, the level found from, the entry redirector,
+    protocol, campaign and time."""
+
+    site = django_filters.CharFilter(help_text="The site whose data server holds the file")
+    level = django_filters.ChoiceFilter(choices=LookupLevel.choices)
+    entry = django_filters.CharFilter(help_text="The redirector first asked")
+    protocol = django_filters.ChoiceFilter(choices=Protocol.choices)
+    campaign = django_filters.UUIDFilter(field_name="campaign__uuid", help_text="Campaign uuid")
+    since = UTCDateTimeFilter(
+        field_name="started", lookup_expr="gte", help_text="Started at or after (ISO 8601)"
+    )
+    until = UTCDateTimeFilter(
+        field_name="started", lookup_expr="lt", help_text="Started before (ISO 8601)"
+    )
+
+    class Meta:
+        model = Lookup
+        fields = ["site", "level", "entry", "protocol", "campaign", "since", "until"]
 
 
 class CampaignFilterSet(django_filters.FilterSet):

@@ -1,4 +1,5 @@
-"""Streamed CSV of measurements or transfers, flat (no pagination: a client wants the lot)."""
+"""Streamed CSV of measurements, transfers or redirector lookups, flat (no pagination: a
+client wants the lot)."""
 
 import csv
 import json
@@ -33,6 +34,23 @@ MEASUREMENT_COLUMNS = {
     "src_site": "src_site",
     "dst_site": "dst_site",
     "hosts": "hosts",
+}
+LOOKUP_COLUMNS = {
+    "uuid": "uuid",
+    "campaign": "campaign__uuid",
+    "protocol": "protocol",
+    "entry": "entry",
+    "level": "level",
+    "site": "site",
+    "level_rtt_ms": "level_rtt_ms",
+    "started": "started",
+    "seconds": "seconds",
+    "hops": "hops",
+    "data_server": "data_server",
+    "outcome": "outcome",
+    "error_class": "error_class",
+    "message": "message",
+    "steps": "steps",
 }
 TRANSFER_COLUMNS = {
     "measurement": "measurement__uuid",
@@ -71,6 +89,8 @@ def _cell(value) -> str:
         return value.isoformat()
     if isinstance(value, dict):  # phases: JSON, in phase order
         return json.dumps(ordered_phases(value), separators=(",", ":"))
+    if isinstance(value, list):  # a lookup's steps: JSON
+        return json.dumps(value, separators=(",", ":"))
     return str(value)
 
 

@@ -11,6 +11,8 @@ from webapp.results.api.aggregate_views import (
     StreamComparisonView,
     ThroughputVsLatencyView,
 )
+from webapp.results.api.lookup_views import LookupViewSet
+from webapp.results.api.site_views import HopOverheadView, SiteScalingView
 
 router = DefaultRouter()
 router.register("measurements", views.MeasurementViewSet)
@@ -18,6 +20,7 @@ router.register("nodes", views.NodeViewSet)
 router.register("campaigns", views.CampaignViewSet)
 router.register("baselines", views.BaselineViewSet)
 router.register("prelim-runs", views.PrelimRunViewSet)
+router.register("lookups", LookupViewSet)
 
 urlpatterns = [
     *router.urls,
@@ -26,6 +29,8 @@ urlpatterns = [
         ThroughputVsLatencyView.as_view(),
         name="throughput-vs-latency",
     ),
+    path("hop-overhead/", HopOverheadView.as_view(), name="hop-overhead"),
+    path("site-scaling/", SiteScalingView.as_view(), name="site-scaling"),
     path(
         "stream-comparison/",
         StreamComparisonView.as_view(),

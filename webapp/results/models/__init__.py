@@ -1,10 +1,11 @@
 """The results database, one module per kind of record: what was measured (nodes,
 campaigns, measurements, transfers), what it is read against (link baselines, preliminary
-runs), the grid's thresholds and the data version the cached aggregates are keyed by.
-Django loads an app's models from here."""
+runs), redirector lookups, the grid's thresholds and the data version the cached
+aggregates are keyed by. Django loads an app's models from here."""
 
 from webapp.results.models.baselines import Baseline
 from webapp.results.models.data_version import DataVersion
+from webapp.results.models.lookups import Lookup
 from webapp.results.models.measurements import Campaign, Measurement, Node, Transfer
 from webapp.results.models.prelim_runs import PrelimPoint, PrelimRun
 from webapp.results.models.thresholds import Threshold
@@ -13,6 +14,7 @@ __all__ = [
     "Baseline",
     "Campaign",
     "DataVersion",
+    "Lookup",
     "Measurement",
     "Node",
     "PrelimPoint",
