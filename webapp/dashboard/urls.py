@@ -1,6 +1,6 @@
 from django.urls import path
 
-from webapp.dashboard import prelim, run_now, views
+from webapp.dashboard import prelim, run_now, sites, views
 
 app_name = "dashboard"
 
@@ -10,5 +10,6 @@ urlpatterns = [
     path("plots/latency/", views.latency_page, name="latency"),
     path("plots/streams/", views.streams_page, name="streams"),
     path("plots/prelim/", prelim.prelim_page, name="prelim"),
+    path("sites/", sites.sites_page, name="sites"),
     path("campaigns/run-now/", run_now.run_now, name="run-now"),
 ]
