@@ -35,7 +35,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--repeat", type=int, default=3, help="lookups (fresh names) per site and level (3)"
     )
-    parser.add_argument("--protocol", choices=["https"], default="https", help="https only")
+    parser.add_argument(
+        "--protocol", choices=["https", "root"], default="https",
+        help="https (GET, redirects followed by hand) or root (xrdfs stat, XrdCl's log)",
+    )  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print the lookup records as JSON")
     parser.set_defaults(func=run)
 

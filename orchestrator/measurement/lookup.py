@@ -7,6 +7,8 @@ and a name already asked would cost nothing), then GET it at the entry redirecto
 following redirects. Each request is one step: a new connection (TCP + TLS) and the request,
 timed together, to the server the previous answer named (a 302/307 `Location`). The step that
 answers 200 is the data server. The file is deleted afterwards (straight from the data server).
+root:// (protocol "root"): the same fresh file, looked up with `xrdfs stat` at the entry, the
+steps read from XrdCl's debug log (lookup_root.py).
 
 Levels: "local" (the entry is the file's own site's manager, `<site>-rdr`), "regional",
 "global" (the entry is that level's redirector). Hops: the redirects followed (local 1,
@@ -30,11 +32,13 @@ from urllib.parse import urljoin, urlsplit
 import httpx
 
 from orchestrator.endpoints import ClientCredentials, Endpoint
+from orchestrator.measurement import lookup_root
 from orchestrator.transfers.error_classes import classify_http_status, classify_message
 from orchestrator.transfers.record import ErrorClass
 
 Level = Literal["local", "regional", "global"]
 LEVELS: tuple[Level, ...] = ("local", "regional", "global")
+PROTOCOLS = ("https", "root")
 LOOKUP_PREFIX = "/tpcbench-lookup-"
 LOOKUP_BYTES = 1024
 MAX_STEPS = 8  # more redirects than any hierarchy of ours has: a loop
@@ -174,9 +178,11 @@ def run_lookup(
     protocol: str = "https",
     campaign: str | None = None,
 ) -> LookupRecord:
-    """Put a fresh file on plan.holder, walk the lookup from plan.entry, delete the file."""
-    if protocol != "https":
-        raise ValueError(f"lookups are measured over https only, not {protocol!r}")
+    """Put a fresh file on plan.holder (over HTTPS), walk the lookup from plan.entry over
+    `protocol` ("https": GET, each redirect by hand; "root": `xrdfs stat`, lookup_root.py),
+    delete the file."""
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"lookups are measured over {' or '.join(PROTOCOLS)}, not {protocol!r}")
     started = datetime.now(UTC)
     name = f"{LOOKUP_PREFIX}{uuidlib.uuid4()}"
     context = _tls(client)
@@ -194,10 +200,31 @@ def run_lookup(
             outcome="failure", error_class=_error_class(exc), message=message,
         )  # fmt: skip
     try:
+        if protocol == "root":
+            return walk_root(plan, client, name, started=started, **base)
         entry = f"https://{plan.entry.address}:{plan.entry.ports['https']}{name}"
         return walk(entry, context, plan.names, started=started, **base)
     finally:
         _delete(holder, context)
+
+
+def walk_root(
+    plan: LookupPlan, client: ClientCredentials, name: str, *, started: datetime, **about: Any
+) -> LookupRecord:
+    """`xrdfs root://<entry> stat <name>`, its steps read from XrdCl's debug log."""
+    url = f"root://{plan.entry.address}:{plan.entry.ports['root']}"
+    env = lookup_root.xrdfs_environment(client, plan.entry)
+    code, timed_out, log = lookup_root.stat_through(url, name, env)
+    found, success = lookup_root.steps_of(log, plan.names)
+    steps = [LookupStep(server, seconds) for server, seconds in found]
+    if code == 0 and success and steps:
+        return LookupRecord(
+            **about, started=started, seconds=sum(s.seconds for s in steps),
+            hops=len(steps) - 1, steps=tuple(steps), data_server=steps[-1].server,
+            outcome="success",
+        )  # fmt: skip
+    outcome = lookup_root.root_outcome(code, timed_out, log)
+    return _failed(about, started, steps, outcome["error_class"], outcome["message"])
 
 
 def walk(

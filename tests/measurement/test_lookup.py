@@ -16,6 +16,7 @@ from orchestrator.measurement.lookup import (
     run_lookup,
     server_names,
 )
+from orchestrator.measurement.lookup_root import root_outcome, steps_of
 
 PORTS = {"https": 1094, "root": 1094}
 GLOBAL = Endpoint(name="global", address="10.99.1.18", ports=PORTS, redirector=True)
@@ -100,3 +101,29 @@ def _client(tmp_path: Path) -> ClientCredentials:
     ca = CertificateAuthority.init(tmp_path / "ca")
     issued = ca.issue_client("orchestrator")
     return ClientCredentials(cert=issued.cert, key=issued.key, certdir=ca.certdir)
+
+
+LOG = """\
+[2026-11-25 10:32:16.714898 +0000][Debug  ][ExDbgMsg          ] [10.99.1.18:1094] MsgHandler created: 0x9beb7480 (message: kXR_stat (path: /n, flags: none) ).
+[2026-11-25 10:32:16.715017 +0000][Debug  ][PostMaster        ] Creating new channel to: root://10.99.1.18:1094/
+[2026-11-25 10:32:16.975997 +0000][Debug  ][ExDbgMsg          ] [10.99.1.14:1094] Retry at server MsgHandler: 0x9beb7480 (message: kXR_stat (path: /n, flags: none) ).
+[2026-11-25 10:32:17.000000 +0000][Debug  ][ExDbgMsg          ] [10.99.1.14:1094] Retry at server MsgHandler: 0x9beb7480 (message: kXR_stat (path: /n, flags: none) ).
+[2026-11-25 10:32:17.094417 +0000][Debug  ][ExDbgMsg          ] [10.99.2.2:1094] Retry at server MsgHandler: 0x9beb7480 (message: kXR_stat (path: /n, flags: none) ).
+[2026-11-25 10:32:17.188429 +0000][Debug  ][ExDbgMsg          ] [10.99.2.11:1094] Retry at server MsgHandler: 0x9beb7480 (message: kXR_stat (path: /n, flags: none) ).
+[2026-11-25 10:32:17.363305 +0000][Debug  ][ExDbgMsg          ] [10.99.2.11:1094] Calling MsgHandler: 0x9beb7480 (message: kXR_stat (path: /n, flags: none) ) with status: [SUCCESS] .
+"""  # noqa: E501
+
+
+def test_root_steps_are_read_from_xrdcls_log_a_wait_at_one_server_being_one_step() -> None:
+    names = server_names([GLOBAL, REGIONAL, A_RDR, *HOSTS])
+    steps, success = steps_of(LOG, names)
+    assert success
+    assert [server for server, _ in steps] == [
+        "global:1094", "regional:1094", "a-rdr:1094", "a-1:1094"
+    ]  # fmt: skip
+    assert [round(seconds, 6) for _, seconds in steps] == [0.261099, 0.118420, 0.094012, 0.174876]
+    failed, success = steps_of(LOG.replace("[SUCCESS]", "[ERROR] Server responded with an error: [3011] No servers are available to read the file."), names)  # fmt: skip  # noqa: E501
+    assert not success and len(failed) == 4
+    outcome = root_outcome(54, False, "[FATAL] Server responded with an error: [3011] no file\n")
+    assert outcome["error_class"] == "not-found"
+    assert root_outcome(0, True, "")["error_class"] == "timeout"
