@@ -13,7 +13,7 @@ which of its settings were given instead (`given`), and the numbers behind its f
 A site lab (`lab up --sites`) adds "sites": {name: {"hosts", "lan", "uplink_gbps",
 "router_netns", "redirector": {"name", "address", "netns", "state"}}}, and each node its "site";
 with `--redirectors`, "redirectors": {"regional"|"global": {"address", "netns", "state"}}.
-A site lab's running redirectors (each site's manager, the meta-manager of a level) are in
+A site lab's running redirectors (each site's manager, and the regional and global levels) are in
 "redirector_nodes": [Endpoint.to_json() (redirector: true) + {"health": {...}}], apart from
 "nodes": a campaign pairs the hosts, never a redirector.
 """
