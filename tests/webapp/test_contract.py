@@ -131,3 +131,40 @@ def test_a_campaign_report_fits_the_schema(schema) -> None:
     sent.pop("uuid")  # in the URL: PATCH /api/v1/campaigns/<uuid>/
     body = request_schema(schema, "/api/v1/campaigns/{uuid}/", "patch")
     jsonschema.validate(sent, body)
+
+
+def test_a_lookup_as_the_orchestrator_sends_it_fits_the_schema_and_is_stored(
+    schema, reporter
+) -> None:
+    from orchestrator.measurement.lookup import LookupRecord, LookupStep
+
+    steps = (
+        LookupStep("regional:1094", 0.0401234567),
+        LookupStep("a-rdr:1094", 0.03),
+        LookupStep("a-2:1094", 0.011),
+    )
+    record = LookupRecord(
+        uuid="6f1c0f4e-1f7e-4a3c-9a57-0d5c1f0e2b14", protocol="https", entry="regional",
+        level="regional", site="a", level_rtt_ms=30.0, started=datetime.now(UTC),
+        seconds=0.0811234567, hops=2, steps=steps, data_server="a-2:1094", outcome="success",
+        campaign="6f1c0f4e-1f7e-4a3c-9a57-0d5c1f0e2b15",
+    )  # fmt: skip
+    body = request_schema(schema, "/api/v1/lookups/", "post")
+    jsonschema.validate(record.to_json(), body)
+    failed = LookupRecord(
+        uuid="6f1c0f4e-1f7e-4a3c-9a57-0d5c1f0e2b16", protocol="https", entry="global",
+        level="global", site="b", level_rtt_ms=None, started=datetime.now(UTC), seconds=None,
+        hops=1, steps=steps[:2], data_server=None, outcome="failure", error_class="timeout",
+        message="no answer",
+    )  # fmt: skip
+    jsonschema.validate(failed.to_json(), body)
+    with pytest.raises(jsonschema.ValidationError, match="hop"):
+        jsonschema.validate({**record.to_json(), "hop": 2}, body)
+    for sent in (record, failed):
+        response = reporter.post("/api/v1/lookups/", sent.to_json(), format="json")
+        assert response.status_code == 201, response.content
+        stored = response.json()
+        assert (stored["hops"], stored["seconds"]) == (
+            sent.hops,
+            None if sent.seconds is None else pytest.approx(0.081123),  # the steps' sum
+        )
