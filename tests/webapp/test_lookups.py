@@ -154,3 +154,14 @@ def test_csv_has_a_row_per_lookup_with_its_steps(reporter, anonymous):
         == '[{"server":"regional:1094","seconds":0.5},{"server":"a-2:1094","seconds":0.25}]'
     )
     assert row["campaign"] == "" and row["error_class"] == ""
+
+
+def test_the_admin_lists_lookups(reporter, client, django_user_model):
+    body = lookup()
+    assert reporter.post(URL, body, format="json").status_code == 201
+    admin = django_user_model.objects.create_superuser("admin", "admin@example.org", "pw-12345")
+    client.force_login(admin)
+    page = client.get("/admin/results/lookup/", {"level": "regional"})
+    assert page.status_code == 200 and body["uuid"] in page.content.decode()
+    stored = Lookup.objects.get()
+    assert client.get(f"/admin/results/lookup/{stored.pk}/change/").status_code == 200

@@ -3,6 +3,7 @@ from django.contrib import admin
 from webapp.results.models import (
     Baseline,
     Campaign,
+    Lookup,
     Measurement,
     Node,
     PrelimPoint,
@@ -79,3 +80,12 @@ class PrelimRunAdmin(admin.ModelAdmin):
     list_display = ["uuid", "kind", "node", "streams", "started"]
     list_filter = ["kind"]
     inlines = [PrelimPointInline]
+
+
+@admin.register(Lookup)
+class LookupAdmin(admin.ModelAdmin):
+    list_display = ["uuid", "protocol", "level", "entry", "site", "hops", "seconds", "outcome"]
+    list_filter = ["level", "protocol", "outcome"]
+    search_fields = ["uuid", "entry", "site"]
+    raw_id_fields = ["campaign"]
+    date_hierarchy = "started"
