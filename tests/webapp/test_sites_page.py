@@ -101,3 +101,20 @@ def test_page_queries_do_not_grow_with_sites(client, post):
             post("/api/v1/measurements/", sweep_point(hosts=hosts, gbps=1.0, dst_site=site))
     assert count() == small
     assert count() < small  # the aggregates and the navigation's answer come from the cache
+
+
+def test_the_pair_page_of_two_redirectors_leaves_the_sweep_out(client, post):
+    front = sweep_point(hosts=None, gbps=8.0)
+    post("/api/v1/measurements/", front)
+    for hosts, gbps in ((1, 4.0), (2, 7.0)):
+        post("/api/v1/measurements/", sweep_point(hosts=hosts, gbps=gbps))
+    html = client.get("/pairs/a-rdr/b-rdr/").content.decode()
+    history = json.loads(
+        re.search(
+            r'<script id="history-figure" type="application/json">(.*?)</script>', html
+        ).group(1)
+    )
+    (series,) = [t for t in history["data"] if t.get("yaxis") != "y2" and "link" not in t["name"]]
+    assert series["y"] == [pytest.approx(8.0, rel=1e-3)]
+    # Its transfer table too: the front's transfers (a-1 -> b-1), none of the 2-host point's.
+    assert "a-1:1094 → b-1:1094" in html and "a-2:1094" not in html

@@ -28,9 +28,10 @@ PAIR_SERIES_FIELDS = (
 def pair_series(*, src: str, dst: str, since: datetime | None = None) -> list[dict]:
     """src -> dst measurements' figures, oldest first, without their transfers: for plots.
 
-    One query of plain values, however long the window.
+    One query of plain values, however long the window. A scaling sweep's points (hosts set,
+    between two sites' redirectors) are not the pair's history: the Sites page plots them.
     """
-    queryset = Measurement.objects.filter(src__name=src, dst__name=dst)
+    queryset = Measurement.objects.filter(src__name=src, dst__name=dst, hosts__isnull=True)
     if since is not None:
         queryset = queryset.filter(started__gte=since)
     return list(queryset.order_by("started", "id").values(*PAIR_SERIES_FIELDS))
