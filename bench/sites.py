@@ -28,7 +28,12 @@ what the protocol does for a name no redirector has seen:
 The hops: the redirects followed (local 1, regional 2, global 3); seconds per hop = seconds /
 hops, as the STFC table gives it.
 
-    .venv/bin/python bench/sites.py [--repeat 9]
+`--protocol root` looks the names up with `xrdfs stat` instead: each step then opens a channel
+with a GSI handshake, CPU-bound, 0.2-0.5 s each on our 2 shared cores (XrdCl's log: login to
+"Authenticated with gsi"), against a 1-RTT kXR_stat at regional. That handshake's spread under
+load, not the hierarchy, decides root's ratios (seen: 0.97-1.52 at load average 5).
+
+    .venv/bin/python bench/sites.py [--repeat 9] [--protocol https|root]
 
 Exits 1 if a lookup failed or a prediction is missed by more than 20%.
 """
@@ -59,7 +64,7 @@ TOLERANCE = 0.20
 STFC_PER_HOP = "0.3-1.5"
 
 
-def measure(rtt_ms: int, repeat: int) -> dict[str, list]:
+def measure(rtt_ms: int, repeat: int, protocol: str) -> dict[str, list]:
     """A lab at `rtt_ms`, `repeat` lookups from each level for files of site a."""
     home = Path(tempfile.mkdtemp(prefix="tpcbench-bench-sites-"))
     home.chmod(0o755)
@@ -76,7 +81,7 @@ def measure(rtt_ms: int, repeat: int) -> dict[str, list]:
         # level after level in each round, so a burst of load elsewhere hits every level alike
         rounds = [[p for p in plans if p.level == level] for level in LEVELS]
         records = [
-            run_lookup(plan, inventory.client)
+            run_lookup(plan, inventory.client, protocol)
             for lookups in zip(*rounds, strict=True)
             for plan in lookups
         ]
@@ -89,14 +94,18 @@ def measure(rtt_ms: int, repeat: int) -> dict[str, list]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=9, help="lookups per level and RTT (9)")
+    parser.add_argument(
+        "--protocol", choices=["https", "root"], default="https",
+        help="https (default) or root (xrdfs stat: a GSI handshake per step)",
+    )  # fmt: skip
     args = parser.parse_args()
     print(f"cms.delay of every redirector: {CmsDelay().line()}")
     print(f"lab: a:1,b:1 + regional + global, uniform RTT between all places; {args.repeat} "
-          "fresh names per level\n")  # fmt: skip
+          f"fresh names per level over {args.protocol}\n")  # fmt: skip
     runs = {}
     for rtt in RTTS_MS:
         print(f"RTT {rtt} ms: lab up, lookups ...", file=sys.stderr, flush=True)
-        runs[rtt] = measure(rtt, args.repeat)
+        runs[rtt] = measure(rtt, args.repeat, args.protocol)
     ok = True
     medians: dict[tuple[int, str], float] = {}
     hops: dict[str, int] = {}
