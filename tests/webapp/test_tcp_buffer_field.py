@@ -37,7 +37,7 @@ def test_a_known_buffer_is_stored_and_returned(post, anonymous):
     text = b"".join(anonymous.get(URL, {"format": "csv"}).streaming_content).decode()
     (row,) = csv.DictReader(io.StringIO(text))
     # newer columns last: issue 23's after these
-    assert text.splitlines()[0].endswith(",tcp_buffer_bytes,checksum,scope,src_site,dst_site")
+    assert text.splitlines()[0].endswith(",tcp_buffer_bytes,checksum,scope,src_site,dst_site,hosts")
     assert row["tcp_buffer_bytes"] == str(32 * MIB)
 
 
