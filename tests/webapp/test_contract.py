@@ -168,3 +168,22 @@ def test_a_lookup_as_the_orchestrator_sends_it_fits_the_schema_and_is_stored(
             sent.hops,
             None if sent.seconds is None else pytest.approx(0.081123),  # the steps' sum
         )
+
+
+def test_a_sweep_point_as_the_orchestrator_sends_it_is_stored(schema, reporter) -> None:
+    """Issue 23: a site-scope measurement with hosts m (and the fronts' one, hosts null)."""
+    start = datetime(2026, 11, 21, 12, tzinfo=UTC)
+    body = request_schema(schema, "/api/v1/measurements/", "post")
+    for n, hosts in enumerate((2, None)):
+        record = MeasurementRecord(
+            uuid=f"6f1c0f4e-1f7e-4a3c-9a57-0d5c1f0e2c1{n}", campaign=None, src="a-rdr",
+            dst="b-rdr", protocol="https", streams=8, file_size=1 << 30, rtt_ms=None,
+            started=start, finished=start + timedelta(seconds=3),
+            transfers=[transfer(0, True, start)], scope="site", hosts=hosts, src_site="a",
+            dst_site="b",
+        )  # fmt: skip
+        sent = record.to_json()
+        jsonschema.validate(sent, body)
+        response = reporter.post("/api/v1/measurements/", sent, format="json")
+        assert response.status_code == 201, response.content
+        assert (response.json()["scope"], response.json()["hosts"]) == ("site", hosts)
