@@ -260,6 +260,10 @@ def load_settings(
             f"than baseline_seconds ({settings.baseline_seconds} s measured after it), e.g. "
             "--baseline-seconds 10 --baseline-omit 2"
         )
+    for name in ("sweep_hosts", "lookups"):
+        if getattr(settings, name) and settings.scope != "site":
+            flag = name.replace("_", "-")
+            raise UserError(f"--{flag} measures sites: give --scope site with it")
     return settings
 
 

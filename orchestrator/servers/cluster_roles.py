@@ -48,7 +48,12 @@ class CmsDelay:
     - lookup 1 (xrootd: 5): the longest a client is stalled while the manager asks its servers
       where a file is; a name no server has costs a few of these (about 2.7 s on loopback);
     - qdl 2 (xrootd: 5): how long a manager's query to its servers stays open;
-    - suspend 1: how long a suspended server is waited for.
+    - suspend 1: how long a suspended server is waited for;
+    - drop 5 (xrootd: 600): how long a data server that went away stays known as offline
+      before its manager drops it. Until then the manager cannot be sure that a new name is
+      nowhere in its site, so it stalls every new file (a TPC's destination) rather than
+      place it: a stopped data server stops the site's writes for this long (measured:
+      docs/sites.md, tests/lab/test_lab_site_campaign.py).
     The lookup delay is part of what a redirector costs: measurements through redirectors
     must say which values they ran with (cms_delay_line is in the config)."""
 
@@ -56,11 +61,12 @@ class CmsDelay:
     lookup: int = 1
     qdl: int = 2
     suspend: int = 1
+    drop: int = 5
 
     def line(self) -> str:
         return (
             f"cms.delay startup {self.startup} lookup {self.lookup} "
-            f"qdl {self.qdl} suspend {self.suspend}"
+            f"qdl {self.qdl} suspend {self.suspend} drop {self.drop}"
         )
 
 

@@ -43,7 +43,7 @@ def test_manager_listens_per_program_and_serves_https_on_the_xroot_port() -> Non
         "all.manager 10.99.1.10:3121",
         "xrd.port 1094 if exec xrootd",
         "xrd.port 3121 if exec cmsd",
-        "cms.delay startup 2 lookup 1 qdl 2 suspend 1",
+        "cms.delay startup 2 lookup 1 qdl 2 suspend 1 drop 5",
         "if exec xrootd",
         "xrd.protocol XrdHttp:1094 libXrdHttp.so",
         "http.desthttps yes",
