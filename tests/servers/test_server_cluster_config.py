@@ -78,7 +78,7 @@ def test_a_site_manager_under_a_meta_manager_names_both() -> None:
 
 def test_the_lookup_delays_are_settings() -> None:
     place = replace(MANAGER, delay=CmsDelay(startup=5, lookup=3, qdl=4, suspend=2))
-    assert "cms.delay startup 5 lookup 3 qdl 4 suspend 2" in config(place)
+    assert "cms.delay startup 5 lookup 3 qdl 4 suspend 2 drop 5" in config(place)
 
 
 @pytest.mark.parametrize(
