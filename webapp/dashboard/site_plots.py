@@ -71,7 +71,9 @@ def scaling_figure(rows: list[dict], protocol: str) -> dict:
         )
     layout = {
         **BASE_LAYOUT,
-        "height": 340,
+        # A short plot (.plot-scaling): the legend below the axis title, not on it.
+        "margin": {**BASE_LAYOUT["margin"], "b": 100},
+        "legend": {**BASE_LAYOUT["legend"], "y": -0.35},
         "xaxis": {"title": {"text": "hosts"}, "dtick": 1, "rangemode": "tozero"},
         "yaxis": {"title": {"text": "aggregate throughput (Gbit/s)"}, "rangemode": "tozero"},
     }
