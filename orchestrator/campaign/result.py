@@ -33,6 +33,7 @@ class CampaignResult:
     measurements: list[dict[str, Any]] = field(default_factory=list)
     message: str = ""
     rtt_checks: list[RttCheck] = field(default_factory=list)  # pairs with an RTT target
+    lookups: int = 0  # redirector lookups taken and reported (--lookups)
 
     @property
     def rtt_off(self) -> list[RttCheck]:

@@ -29,7 +29,13 @@ from orchestrator.campaign.planner import NodeDisjointTasks
 from orchestrator.campaign.result import CampaignProgress, CampaignResult, failed_record
 from orchestrator.campaign.rtt_check import RttCheck, check_pair_rtts
 from orchestrator.campaign.settings import CampaignSettings
-from orchestrator.campaign.site_scope import SiteFront, discover_fronts, site_request, sweep_specs
+from orchestrator.campaign.site_scope import (
+    SiteFront,
+    discover_fronts,
+    report_lookups,
+    site_request,
+    sweep_specs,
+)
 from orchestrator.endpoints import ClientCredentials, Endpoint, reported_site
 from orchestrator.errors import UserError
 from orchestrator.latency import measure_rtt, rtt_origin
@@ -166,6 +172,17 @@ class Campaign:
         # An emulated WAN (lab --rtt) promises RTTs: check them all before measuring anything.
         if any(e.rtt_targets_ms for e in self.endpoints.values()) and not stop.is_set():
             await self._check_rtts()
+        if self.settings.lookups and not stop.is_set():  # alone on the redirectors, first
+            creds = self.measure_options.get("creds")
+            self.result.lookups = await asyncio.to_thread(
+                report_lookups,
+                self.discovery,
+                discovered,
+                creds,
+                self.settings,
+                self.reporter,
+                self.uuid,
+            )
         await self._measure_all(specs, stop)
         complete = len(self.result.measurements) == len(specs)
         return await self._finish(

@@ -21,11 +21,16 @@ copies from one site to another, "src" and "dst" naming the two fronts ("<site>-
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
-from orchestrator.endpoints import Endpoint, reported_site
+from orchestrator.campaign.settings import CampaignSettings
+from orchestrator.endpoints import ClientCredentials, Endpoint, reported_site
+from orchestrator.measurement.lookup import PROTOCOLS as LOOKUP_PROTOCOLS
+from orchestrator.measurement.lookup import plan_lookups, run_lookup
 from orchestrator.measurement.spec import Lane, MeasurementRequest, MeasurementSpec
+from orchestrator.report.reporter import Reporter
 
 log = logging.getLogger(__name__)
 
@@ -105,3 +110,44 @@ def site_request(
     src, dst = fronts[spec.src], fronts[spec.dst]
     lanes = site_lanes(spec, src, dst, transfers)
     return MeasurementRequest(spec, src.front, dst.front, transfers, file_size, lanes=lanes)
+
+
+def lookup_results(
+    discovery: object,
+    nodes: Sequence[Endpoint],
+    creds: ClientCredentials,
+    protocols: Sequence[str],
+    campaign: str,
+) -> Iterator[dict[str, Any]]:
+    """`--lookups`: for each site and each redirector level above it (its manager, regional,
+    global), one lookup of a fresh file per protocol of the campaign that redirects (https,
+    root), timed hop by hop; yields each record's JSON as it is taken (blocking: run it in a
+    thread). A failed lookup is a record saying why."""
+    redirectors = getattr(discovery, "redirectors", list)()
+    rtts = getattr(discovery, "level_rtts", dict)() or None
+    plans = plan_lookups(redirectors, [n for n in nodes if not n.redirector], rtts)
+    for protocol in (p for p in protocols if p in LOOKUP_PROTOCOLS):
+        for plan in plans:
+            yield run_lookup(plan, creds, protocol, campaign=campaign).to_json()
+
+
+def report_lookups(
+    discovery: object,
+    nodes: Sequence[Endpoint],
+    creds: ClientCredentials | None,
+    settings: CampaignSettings,
+    reporter: Reporter,
+    campaign: str,
+) -> int:
+    """`--lookups`: every lookup of `lookup_results`, reported as it is taken; returns how
+    many were taken (the log says how many failed)."""
+    if creds is None:
+        log.warning("--lookups needs the client credentials: no lookups taken")
+        return 0
+    taken = failed = 0
+    for result in lookup_results(discovery, nodes, creds, settings.protocols, campaign):
+        reporter.report_result("lookup", result)
+        taken += 1
+        failed += result["outcome"] != "success"
+    log.info("redirector lookups: %d taken, %d failed", taken, failed)
+    return taken

@@ -182,6 +182,8 @@ def campaign_run(args: argparse.Namespace) -> int:
         f"{result.total}; reported to {where}; {unsent} result(s) wait in the spool "
         f"{reporter.spool.directory}"
     )
+    if result.lookups:
+        console.print(f"redirector lookups: {result.lookups} taken and reported (--lookups)")
     if result.rtt_checks:
         console.print(rtt_check_summary(result))
     if result.message:

@@ -29,3 +29,11 @@ class LabDiscovery:
         from orchestrator.lab.inventory import load_inventory
 
         return list(load_inventory(self.inventory).redirector_nodes)
+
+    def level_rtts(self) -> dict[str, dict[str, float]]:
+        """Each redirector's RTT target (ms) to each site, as the lab's emulated WAN placed
+        them (for the lookups' level_rtt_ms)."""
+        from orchestrator.lab.inventory import load_inventory
+        from orchestrator.lab.site_servers import level_rtts_ms
+
+        return level_rtts_ms(load_inventory(self.inventory))

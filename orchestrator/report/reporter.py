@@ -73,6 +73,7 @@ POST_PATHS = {
     "measurement": "/api/v1/measurements/",
     "baseline": "/api/v1/baselines/",
     "prelim": "/api/v1/prelim-runs/",
+    "lookup": "/api/v1/lookups/",  # a redirector lookup (measurement/lookup.py)
 }
 
 

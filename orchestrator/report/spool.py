@@ -56,7 +56,7 @@ def fsync_directory(directory: Path) -> None:
 
 
 # Results other than measurements, each in a folder of its own: kind -> folder.
-RESULT_FOLDERS = {"baseline": "baselines", "prelim": "prelim"}
+RESULT_FOLDERS = {"baseline": "baselines", "prelim": "prelim", "lookup": "lookups"}
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ class SpoolItem:
     """One thing waiting to be sent: a measurement, a link baseline or a preliminary run
     (POST), or a campaign state (PATCH)."""
 
-    kind: str  # "measurement" | "campaign" | "baseline" | "prelim"
+    kind: str  # "measurement" | "campaign" | "baseline" | "prelim" | "lookup"
     uuid: str
     path: Path
 

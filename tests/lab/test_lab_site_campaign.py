@@ -97,7 +97,7 @@ def test_a_site_campaign_through_the_fronts_and_its_sweep_is_stored(
     orchestrator = Orchestrator(tmp_path, home, webapp)
     campaign = run_campaign(
         orchestrator, "--protocols", "https,root,gridftp", "--checksum", "adler32",
-        "--sweep-hosts",
+        "--sweep-hosts", "--lookups",
     )  # fmt: skip
     rows = stored(webapp, campaign)
     # 2 ordered site pairs x 3 protocols x (the fronts + sweep points 1 and 2), 4 copies each
@@ -129,6 +129,24 @@ def test_a_site_campaign_through_the_fronts_and_its_sweep_is_stored(
     assert sweep == {(p, m) for p in ("https", "root", "gridftp") for m in (1, 2)}
     one_pair = {r[10] for r in rows if r[6] == 1 and r[0] == "https" and r[4] == "a"}
     assert len(one_pair) == 1  # the sweep's first point: one destination host
+    # --lookups: each site from its manager (1 hop) and from the regional level (2 hops),
+    # over https and root, each ending at a data server of that site
+    lookups = webapp.query(
+        """
+        SELECT l.protocol, l.entry, l.level, l.site, l.hops, l.outcome, l.data_server
+        FROM results_lookup l JOIN results_campaign c ON c.id = l.campaign_id
+        WHERE c.uuid = %s
+        """,
+        campaign,
+    )
+    assert sorted((p, e, lv, s, h, o) for p, e, lv, s, h, o, _ in lookups) == sorted(
+        (p, e, lv, s, h, "success")
+        for p in ("https", "root")
+        for s in ("a", "b")
+        for e, lv, h in ((f"{s}-rdr", "local", 1), ("regional", "regional", 2))
+    )
+    for *_, site, _, _, server in lookups:
+        assert server.split(":")[0] in {n.name for n in inventory.nodes if n.site == site}
 
 
 def test_a_stopped_data_server_sends_new_copies_to_the_other(
