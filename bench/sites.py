@@ -7,12 +7,17 @@ two sites, regional and global, that RTT from every other), prefix `tpcbs`, subn
 10.99.21-24. From each level (a-rdr: local, regional, global) a few lookups of fresh names held
 by a-1 (orchestrator/measurement/lookup.py: a fresh file PUT on a-1, GET at the entry, each
 redirect followed by hand, each step timed with its connection), the levels taking turns so a
-burst of load from elsewhere on the machine hits each alike. Printed per RTT and level:
-the median seconds, the hops, the seconds per hop, the prediction, their ratio, and whether it
-is within 20%.
+burst of load from elsewhere on the machine hits each alike. Printed per RTT and level: the
+hops, the fastest and the median seconds, the prediction, the fastest's ratio to it, and
+whether that is within 20%; then the median seconds per hop beside STFC's figure.
+
+Why the fastest of N: load from other work on the machine only adds time (a process waiting
+for a core), never takes it away, so the fastest lookup is the one least disturbed. On our 2
+shared cores the medians' ratios stayed within 0.80-1.07 at load average 3, and went to
+0.71-1.73 at load average 5-7, while the fastest held.
 
 The prediction: seconds(level, RTT) = processing(level) + round_trips(level) x RTT, where
-processing(level) is the 0 ms run's median at that level, and the round trips are counted from
+processing(level) is the 0 ms run's fastest at that level, and the round trips are counted from
 what the protocol does for a name no redirector has seen:
 - local (a-rdr): a-rdr's cmsd asks its data servers on the site's LAN: no WAN round trip;
 - regional: regional's cmsd asks the site managers below it (a-rdr, b-rdr), a-rdr asks a-1 on
@@ -107,37 +112,38 @@ def main() -> int:
         print(f"RTT {rtt} ms: lab up, lookups ...", file=sys.stderr, flush=True)
         runs[rtt] = measure(rtt, args.repeat, args.protocol)
     ok = True
+    fastest: dict[tuple[int, str], float] = {}
     medians: dict[tuple[int, str], float] = {}
     hops: dict[str, int] = {}
     for rtt, by_level in runs.items():
         for level, records in by_level.items():
-            good = [r for r in records if r.outcome == "success" and r.seconds is not None]
-            if len(good) < len(records) or not good:
+            good = [r.seconds for r in records if r.outcome == "success" and r.seconds is not None]
+            if len(good) < len(records):
                 ok = False
                 for r in records:
                     if r.outcome != "success":
                         print(f"RTT {rtt} ms {level}: {r.error_class}: {r.message}")
-                if not good:
-                    continue
-            medians[(rtt, level)] = statistics.median(r.seconds for r in good)  # type: ignore[misc]
-            hops[level] = good[0].hops
-    header = f"{'RTT ms':>6} {'level':<9} {'hops':>4} {'seconds':>8} {'s/hop':>7} "
-    print(header + f"{'predicted':>9} {'ratio':>6}  within 20%")
+            if good:
+                fastest[(rtt, level)] = min(good)
+                medians[(rtt, level)] = statistics.median(good)
+                hops[level] = next(r.hops for r in records if r.outcome == "success")
+    print(f"{'RTT ms':>6} {'level':<9} {'hops':>4} {'fastest':>8} {'median':>7} {'predicted':>9} "
+          f"{'ratio':>6}  within 20%")  # fmt: skip
     for rtt in RTTS_MS:
         for level in LEVELS:
-            if (rtt, level) not in medians or (0, level) not in medians:
+            if (rtt, level) not in fastest or (0, level) not in fastest:
                 continue
-            seconds = medians[(rtt, level)]
-            predicted = medians[(0, level)] + ROUND_TRIPS[level] * rtt / 1000
+            seconds = fastest[(rtt, level)]
+            predicted = fastest[(0, level)] + ROUND_TRIPS[level] * rtt / 1000
             ratio = seconds / predicted
             within = abs(ratio - 1) <= TOLERANCE
             ok &= within
             print(
                 f"{rtt:>6} {level:<9} {hops[level]:>4} {seconds:>8.3f} "
-                f"{seconds / hops[level]:>7.3f} {predicted:>9.3f} {ratio:>6.2f}  "
+                f"{medians[(rtt, level)]:>7.3f} {predicted:>9.3f} {ratio:>6.2f}  "
                 f"{'yes' if within else 'NO'}"
             )
-    print("\nseconds per hop, like STFC's table (theirs: 0.3-1.5 s per hop)")
+    print("\nseconds per hop (median), like STFC's table (theirs: 0.3-1.5 s per hop)")
     print(f"{'level':<9} " + " ".join(f"{f'{r} ms':>8}" for r in RTTS_MS) + f"  {'STFC':>8}")
     for level in LEVELS:
         cells = [
