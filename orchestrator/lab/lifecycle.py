@@ -102,7 +102,8 @@ def start_lab(
     `profile` (`lab up --profile`: {"name": ..., ...}) is kept in the run record and inventory.
     `sites` ("ucsd:3,unl:2", instead of `nodes`) puts the hosts behind one uplink per site,
     capped at `site_link_gbit`, with `rtt` between sites (sites.py, site_network.py);
-    `redirectors` ("regional,global") reserves those levels' hosts on the WAN.
+    `redirectors` ("regional,global") runs those levels' redirectors on the WAN above the
+    sites' managers (site_servers.py).
     On any failure everything already started is taken down again before raising.
     """
     home = Path(home or tpcbench_home())
