@@ -207,6 +207,7 @@ def _up(args: argparse.Namespace) -> int:
         largest_rtt_ms=largest_site_rtt_ms(args.sites, args.redirectors)
         if args.sites
         else _largest_rtt_ms,
+        site_link_gbit=args.site_link_gbit,
     )
     tcp = _tcp_settings(args, choice)
     if args.kubernetes:

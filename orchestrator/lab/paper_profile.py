@@ -311,9 +311,12 @@ def choose_lab(
     largest_rtt_ms: Callable[[str, int], float],
     default_nodes: int = 3,
     default_file_size: int = PAPER_FILE_SIZE,
+    site_link_gbit: float | None = None,
 ) -> LabChoice:
     """The lab `lab up` starts: options given win over the profile's, the profile's over the
-    defaults; `largest_rtt_ms(spec, nodes)` reads an --rtt spec (wan_profile.rtt_matrix)."""
+    defaults; `largest_rtt_ms(spec, nodes)` reads an --rtt spec (wan_profile.rtt_matrix).
+    In a site lab (`site_link_gbit`, --site-link-gbit) a host's copies across the WAN also
+    cross its site's uplink: the buffer is sized by the narrower of the two links."""
     profile = lab_profile(profile_name) if profile_name else None
     given = {
         "nodes": nodes,
@@ -329,7 +332,8 @@ def choose_lab(
         tcp_buffer = AUTO if tcp_buffer is None else tcp_buffer
     nodes = default_nodes if nodes is None else nodes
     largest = largest_rtt_ms(rtt, nodes) if rtt is not None else None
-    buffer = choose_tcp_buffer(tcp_buffer, link_gbit, largest)
+    path_gbit = min((g for g in (link_gbit, site_link_gbit) if g), default=None)
+    buffer = choose_tcp_buffer(tcp_buffer, path_gbit, largest)
     rule = None
     if profile is not None:
         if link_gbit is None or not largest:

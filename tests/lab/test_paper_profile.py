@@ -213,3 +213,17 @@ def test_the_profile_is_kept_in_the_run_record_and_the_inventory(tmp_path: Path)
     older = inventory.to_json()
     del older["profile"]  # an inventory written before profiles: none
     assert LabInventory.from_json(older).profile == {}
+
+
+def test_a_site_labs_buffer_follows_the_narrower_of_host_link_and_site_uplink() -> None:
+    def site_lab(link: float | None, uplink: float | None) -> int:
+        choice = choose_lab(
+            None, nodes=4, rtt="prp", link_gbit=link, tcp_buffer="auto", file_size=None,
+            largest_rtt_ms=largest_rtt, site_link_gbit=uplink,
+        )  # fmt: skip
+        return choice.buffer.buffer_max
+
+    # prp's largest RTT at 2 Gbit/s asks for 64 MiB (above); a 2 Gbit/s uplink alone does too
+    assert site_lab(None, 2.0) == site_lab(2.0, None) == site_lab(2.0, 10.0) == 64 * MiB
+    assert site_lab(10.0, 2.0) == 64 * MiB  # the uplink, not the 10 Gbit/s host link
+    assert site_lab(10.0, None) > 64 * MiB
