@@ -1,0 +1,204 @@
+"""The chart's sites on real kubelets: a cluster lab of two nodes (`lab up --kubernetes`), both
+labelled into site "a", the chart installed with ci/lab-values.yaml and ci/sites-values.yaml.
+The site's redirector pod runs (xrootd + cmsd, host network, port 1095) beside the nodes'
+data servers (xrootd + cmsd, 1094); discovery reports the redirector apart from the hosts; a
+GET of the source file through the redirector is redirected to a data server of the site and
+returns that server's bytes. The release uses a CA of the test's own (certificates.ca
+.existingSecret), so the test holds a client certificate the servers map, as the
+orchestrator's. Its own lab names (tpcch, subnets 10.99.27-28), so it never meets
+test_chart_on_kubelets.py's; the two run one after the other (one kubelet cluster at a time).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from kubernetes import client
+
+from ca.authority import CertificateAuthority
+from orchestrator.discovery.kubernetes import KubernetesDiscovery
+from orchestrator.endpoints import source_name
+from orchestrator.lab import stop_lab
+from orchestrator.lab.cluster_lifecycle import start_cluster_lab
+from orchestrator.lab.kube import kernel_settings
+from orchestrator.lab.network import existing_namespaces
+from orchestrator.lab.topology import LabNetwork
+from tests.support.helm_chart import CHART, Helm
+from tests.support.kubelet_lab import LAB_VALUES, KubeletLab, all_ready, wait_for
+
+pytestmark = [pytest.mark.cluster, pytest.mark.lab]
+
+NETWORK = LabNetwork(
+    prefix=os.environ.get("TPCBENCH_SITES_LAB_PREFIX", "tpcch"),
+    subnet_offset=int(os.environ.get("TPCBENCH_SITES_LAB_SUBNET_OFFSET", "26")),
+)
+NAMESPACE = "tpc"
+RELEASE = "lab"
+NODES = ["lab-1", "lab-2"]
+SITE = "a"
+SITE_LABEL = "tpc-bench.io/site"  # sites.label's default
+SITES_VALUES = LAB_VALUES.with_name("sites-values.yaml")
+CA_SECRET = "site-ca"
+CA_SUBJECT = "/DC=org/DC=tpc-bench/CN=sites test CA"
+FILE_SIZE = 32 << 20  # ci/lab-values.yaml's campaign.fileSize
+
+
+@pytest.fixture(scope="module")
+def lab(
+    kubenode: None,
+    images: dict[str, str],
+    machine_settings: dict[str, str],
+    namespaces_before: set[str],
+) -> Iterator[KubeletLab]:
+    home = Path(tempfile.mkdtemp(prefix="tpcbench-sites-lab-"))
+    try:
+        start_cluster_lab(home, len(NODES), network=NETWORK)
+        yield KubeletLab(home, NETWORK, NAMESPACE, RELEASE)
+    finally:
+        stop_lab(home)
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def site_ca(tmp_path_factory: pytest.TempPathFactory) -> CertificateAuthority:
+    return CertificateAuthority.init(tmp_path_factory.mktemp("sites-ca"), subject=CA_SUBJECT)
+
+
+@pytest.fixture(scope="module")
+def helm(helm_binary: Path, lab: KubeletLab) -> Helm:
+    return Helm(helm_binary, Path(lab.record.cluster.workdir) / "control-plane" / "kubeconfig")
+
+
+def site_pods(lab: KubeletLab) -> list[client.V1Pod]:
+    return [*lab.pods("redirector"), *lab.pods("xrootd"), *lab.pods("gridftp")]
+
+
+def pod_states(lab: KubeletLab) -> list[str]:
+    """Each pod of the release: name, node, phase, its containers' readiness, why Pending."""
+    states = []
+    for pod in lab.pods():
+        ready = [f"{c.name}={c.ready}" for c in pod.status.container_statuses or []]
+        why = [c.message for c in pod.status.conditions or [] if c.message]
+        states.append(f"{pod.metadata.name}@{pod.spec.node_name}: {pod.status.phase} {ready} {why}")
+    return states
+
+
+def test_install_runs_the_sites_redirector_and_its_data_servers(
+    lab: KubeletLab, helm: Helm, site_ca: CertificateAuthority
+) -> None:
+    for name in NODES:
+        lab.core.patch_node(name, {"metadata": {"labels": {SITE_LABEL: SITE}}})
+    lab.core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=NAMESPACE)))
+    lab.core.create_namespaced_secret(
+        NAMESPACE,
+        client.V1Secret(
+            metadata=client.V1ObjectMeta(name=CA_SECRET),
+            type="kubernetes.io/tls",
+            string_data={
+                "tls.crt": site_ca.cert_path.read_text(),
+                "tls.key": site_ca.key_path.read_text(),
+            },
+        ),
+    )
+    helm.run(
+        "install", RELEASE, str(CHART), "--namespace", NAMESPACE,
+        "--values", str(LAB_VALUES), "--values", str(SITES_VALUES),
+        "--set", f"sites.names={{{SITE}}}",
+        "--set", f"certificates.ca.existingSecret={CA_SECRET}",
+        "--set", f"certificates.ca.subject={CA_SUBJECT}",
+        timeout=300,
+    )  # fmt: skip
+
+    # the site's pods only: the rest of the release (webapp, database) is not what this tests
+    def running() -> list[client.V1Pod]:
+        found = site_pods(lab)
+        return found if len(found) == 1 + 2 * len(NODES) and all(map(all_ready, found)) else []
+
+    try:
+        pods = wait_for(running, "the redirector and every node's servers Running and Ready", 300)
+    except pytest.fail.Exception:
+        pytest.fail(f"the site's pods never all ran: {pod_states(lab)}")
+    redirector = next(
+        p for p in pods if p.metadata.labels["app.kubernetes.io/component"] == "redirector"
+    )
+    assert redirector.spec.node_name in NODES
+    assert [c.name for c in redirector.spec.containers] == ["xrootd", "cmsd", "certificate-renewal"]
+    data_servers = [p for p in pods if p.metadata.labels["app.kubernetes.io/component"] == "xrootd"]
+    assert sorted(p.spec.node_name for p in data_servers) == NODES
+    for pod in data_servers:  # the site's DaemonSet, not the standalone one
+        assert pod.metadata.labels["tpc-bench/site"] == SITE
+        assert "cmsd" in [c.name for c in pod.spec.containers]
+
+
+def test_discovery_reports_the_redirector_apart_and_the_hosts_with_their_site(
+    lab: KubeletLab,
+) -> None:
+    discovery = KubernetesDiscovery(api_client=lab.api, namespace=NAMESPACE)
+    (redirector,) = discovery.redirectors()
+    node = lab.pods("redirector")[0].spec.node_name
+    assert (redirector.name, redirector.site, redirector.redirector) == ("a-rdr", SITE, True)
+    assert redirector.address == lab.address(node)
+    assert redirector.ports == {"https": 1095, "root": 1095}
+    hosts = discovery.discover()
+    assert [h.name for h in hosts] == NODES
+    for host in hosts:
+        assert (host.site, host.redirector, host.address) == (SITE, False, lab.address(host.name))
+        assert host.ports["https"] == host.ports["root"] == 1094
+
+
+def test_a_get_through_the_redirector_is_served_by_a_data_server_of_the_site(
+    lab: KubeletLab, site_ca: CertificateAuthority, tmp_path: Path
+) -> None:
+    client_cert = site_ca.issue_client("orchestrator")  # the DN the signer's grid map names
+    curl = ["curl", "-sS", "--cert", str(client_cert.cert), "--key", str(client_cert.key),
+            "--capath", str(site_ca.certdir), "--max-time", "30"]  # fmt: skip
+    node = lab.pods("redirector")[0].spec.node_name
+    other = next(n for n in NODES if n != node)
+    url = f"https://{lab.address(node)}:1095{source_name(FILE_SIZE)}"
+    servers = {lab.address(n) for n in NODES}
+
+    def redirected() -> str | None:  # the manager redirects once its servers have logged in
+        said = lab.in_node(
+            other, [*curl, "-o", "/dev/null", "-w", "%{http_code} %{redirect_url}", url]
+        )
+        return said if said.startswith("302 ") else None
+
+    said = wait_for(redirected, "a 302 from the site's redirector", timeout=120)
+    found = re.fullmatch(r"302 https://([0-9.]+):1094/+(.*)", said)
+    assert found, said
+    assert found.group(1) in servers and "/" + found.group(2) == source_name(FILE_SIZE)
+    # the manager spreads lookups over the site's data servers (cmsd's round robin)
+    seen = {found.group(1)}
+    for _ in range(6):
+        if seen == servers:
+            break
+        said = lab.in_node(other, [*curl, "-o", "/dev/null", "-w", "%{redirect_url}", url])
+        seen.add(said.removeprefix("https://").split(":")[0])
+    assert seen == servers
+    # followed: the bytes of the data server it ended at
+    through, direct = tmp_path / "through", tmp_path / "direct"
+    served = lab.in_node(other, [*curl, "-L", "-o", str(through), "-w", "%{url_effective}", url])
+    found = re.fullmatch(r"https://([0-9.]+):1094/+(.*)", served)
+    assert found and found.group(1) in servers, served
+    assert through.stat().st_size == FILE_SIZE
+    lab.in_node(other, [*curl, "-o", str(direct), served])
+    digest = hashlib.sha256(through.read_bytes()).hexdigest()
+    assert digest == hashlib.sha256(direct.read_bytes()).hexdigest()
+
+
+def test_lab_down_leaves_nothing_and_puts_the_kernel_settings_back(
+    lab: KubeletLab, machine_settings: dict[str, str], namespaces_before: set[str]
+) -> None:
+    workdir = Path(lab.record.cluster.workdir)
+    stop_lab(lab.home)
+    assert kernel_settings.read_settings() == machine_settings
+    left = existing_namespaces() - namespaces_before
+    assert [n for n in left if n.startswith(f"{NETWORK.prefix}-")] == []
+    assert not workdir.exists()
