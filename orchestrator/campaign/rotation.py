@@ -1,0 +1,298 @@
+"""Campaigns that fit their cycle: a rotation over consecutive cycles, or shorter work.
+
+The cycle is the time between the schedule's next two firings (12 h for "0 0,12 * * *"),
+less the slip. When a campaign's estimate (`estimate.py`) does not fit it:
+
+- "rotate" (the default): the ordered pairs are split into k parts, one part per cycle, so
+  every ordered pair is still measured every k cycles; k is the smallest that fits, tried
+  upwards from ceil(bound / cycle) (no smaller k can fit). The split follows the
+  round-robin tournament's rounds (each round pairs every node at most once), so each part
+  holds whole rounds and every node's work is spread evenly. Which part is next is kept in
+  $TPCBENCH_HOME/rotation.json (written atomically): the next campaign, after a restart
+  too, continues the rotation. A new node set or new kinds of measurement start a new one.
+- "shorten": fewer checks per cycle: only the first stream setting, then only the first
+  checksum, client, auth and protocol, until it fits (and a rotation if even one check per
+  pair does not).
+- "off": the whole mesh anyway, with a warning that it will overrun.
+
+Whatever it does is said: the log, `campaign plan` and the journal (`CycleFit.to_json`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from croniter import croniter
+
+from orchestrator.campaign.estimate import (
+    CampaignEstimate,
+    DurationHistory,
+    estimate_campaign,
+    hours,
+    kind_of,
+    lower_bound,
+)
+from orchestrator.campaign.planner import _circle_rounds
+from orchestrator.measurement.spec import MeasurementSpec
+from orchestrator.paths import tpcbench_home
+from orchestrator.report.spool import write_json_atomically
+
+log = logging.getLogger(__name__)
+
+FIT_MODES = ("rotate", "shorten", "off")
+SHORTEN_ORDER = ("streams", "checksum", "client", "auth", "protocol")
+Pair = tuple[str, str]
+
+
+def cycle_seconds(expression: str, now: datetime) -> float:
+    """The cycle: seconds between the cron expression's next two firings after `now`."""
+    times = croniter(expression, now)
+    first: datetime = times.get_next(datetime)
+    second: datetime = times.get_next(datetime)
+    return (second - first).total_seconds()
+
+
+def next_firing(expression: str, after: datetime) -> datetime:
+    """The cron expression's first firing strictly after `after` (a campaign's deadline)."""
+    return croniter(expression, after).get_next(datetime)
+
+
+def directed_rounds(names: Sequence[str]) -> tuple[dict[Pair, int], int]:
+    """Each ordered pair's round, and how many rounds: a round-robin tournament (circle
+    method) played twice, a -> b in the first half and b -> a in the second."""
+    ordered = sorted(set(names))
+    rounds = _circle_rounds(ordered)
+    half = len(ordered) - 1 if len(ordered) % 2 == 0 else len(ordered)
+    directed: dict[Pair, int] = {}
+    for pair, r in rounds.items():
+        a, b = sorted(pair)
+        directed[(a, b)] = r
+        directed[(b, a)] = r + half
+    return directed, 2 * half
+
+
+def split(specs: Sequence[MeasurementSpec], k: int) -> list[list[MeasurementSpec]]:
+    """`specs` in k parts of consecutive rounds; a pair's measurements stay together."""
+    names = sorted({n for spec in specs for n in (spec.src, spec.dst)})
+    rounds, total = directed_rounds(names)
+    parts: list[list[MeasurementSpec]] = [[] for _ in range(k)]
+    for spec in specs:
+        parts[rounds[(spec.src, spec.dst)] * k // total].append(spec)
+    return parts
+
+
+@dataclass
+class Rotation:
+    k: int
+    parts: list[list[MeasurementSpec]]
+    estimates: list[CampaignEstimate]
+    k_min: int  # ceil(bound / cycle): no rotation can be shorter
+    fits: bool  # False: even one round per cycle does not fit
+
+    @property
+    def worst(self) -> float:
+        return max(e.makespan for e in self.estimates)
+
+
+def plan_rotation(
+    specs: Sequence[MeasurementSpec],
+    max_parallel: int,
+    history: DurationHistory,
+    budget: float,
+    *,
+    k: int | None = None,
+) -> Rotation:
+    """The smallest k whose every part fits `budget` seconds (or exactly `k`, if given)."""
+    bound = lower_bound(specs, max_parallel, history.estimate)
+    k_min = max(1, math.ceil(bound / budget)) if budget > 0 else 1
+    names = {n for spec in specs for n in (spec.src, spec.dst)}
+    _, total_rounds = directed_rounds(sorted(names))
+    candidates = [k] if k is not None else range(min(k_min, total_rounds), total_rounds + 1)
+    rotation: Rotation | None = None
+    for tried in candidates:
+        parts = [part for part in split(specs, tried) if part]
+        if k is None and any(
+            lower_bound(part, max_parallel, history.estimate) > budget for part in parts
+        ):
+            continue  # cheap: a part over the bound cannot fit
+        estimates = [estimate_campaign(part, max_parallel, history) for part in parts]
+        rotation = Rotation(tried, parts, estimates, k_min, True)
+        rotation.fits = rotation.worst <= budget
+        if rotation.fits or k is not None:
+            return rotation
+    if rotation is None:  # even a round's bound is over the budget: one round per cycle
+        parts = [part for part in split(specs, total_rounds) if part]
+        estimates = [estimate_campaign(part, max_parallel, history) for part in parts]
+        rotation = Rotation(total_rounds, parts, estimates, k_min, False)
+    rotation.fits = False
+    return rotation
+
+
+def rotation_path(home: Path | None = None) -> Path:
+    return (home or tpcbench_home()) / "rotation.json"
+
+
+def plan_signature(specs: Sequence[MeasurementSpec]) -> str:
+    """What a rotation belongs to: the nodes and the kinds of measurement."""
+    names = sorted({n for spec in specs for n in (spec.src, spec.dst)})
+    kinds = sorted({f"{kind_of(spec)}/{spec.scope}" for spec in specs})
+    text = json.dumps([names, kinds])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def load_rotation(home: Path | None = None) -> dict[str, Any]:
+    path = rotation_path(home)
+    try:
+        state = json.loads(path.read_text(encoding="utf-8"))
+        return state if isinstance(state, dict) else {}
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        log.warning("unreadable rotation state %s (%s); a new rotation starts", path, exc)
+        return {}
+
+
+@dataclass
+class CycleFit:
+    """What a campaign measures of its plan in this cycle, and why."""
+
+    mode: str  # fits | rotate | shorten | over
+    specs: list[MeasurementSpec]
+    estimate: CampaignEstimate  # of the whole plan
+    cycle: float | None  # seconds; None: no cycle (a campaign run by hand)
+    budget: float | None = None  # the cycle less the slip
+    cycle_estimate: CampaignEstimate | None = None  # of what runs in this cycle
+    k: int = 1
+    k_min: int = 1
+    part: int = 0  # 0-based: which of the k parts this cycle measures
+    dropped: dict[str, list[Any]] = field(default_factory=dict)  # shorten: values left out
+    message: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode,
+            "cycle_seconds": self.cycle,
+            "budget_seconds": self.budget,
+            "estimate": self.estimate.to_json(),
+            "cycle_estimate": (self.cycle_estimate or self.estimate).to_json(),
+            "k": self.k,
+            "k_min": self.k_min,
+            "part": self.part + 1,
+            "dropped": self.dropped,
+            "message": self.message,
+        }
+
+
+def fit_cycle(
+    specs: Sequence[MeasurementSpec],
+    *,
+    max_parallel: int,
+    history: DurationHistory,
+    cycle: float | None,
+    slip: float = 0.0,
+    mode: str = "rotate",
+    home: Path | None = None,
+    advance: bool = True,
+    said: Callable[[str], None] | None = None,
+) -> CycleFit:
+    """Which of `specs` this cycle measures. `advance=False` (campaign plan): the rotation
+    state is read, never written."""
+    if mode not in FIT_MODES:
+        raise ValueError(f"cycle_fit {mode!r} is not one of {', '.join(FIT_MODES)}")
+    say = said or log.info
+    whole = estimate_campaign(specs, max_parallel, history)
+    fit = CycleFit("fits", list(specs), whole, cycle)
+    if cycle is None:
+        fit.message = f"{whole.describe()}; no cycle (not scheduled): the whole mesh"
+        say(fit.message)
+        return fit
+    fit.budget = budget = max(cycle - slip, 1.0)
+    if whole.makespan <= budget:
+        fit.message = f"{whole.describe()}; fits the {hours(cycle)} cycle"
+        say(fit.message)
+        return fit
+    over = f"{whole.describe()}; longer than the {hours(cycle)} cycle"
+    if mode == "off":
+        fit.mode = "over"
+        fit.message = f"{over}: measuring the whole mesh anyway (cycle_fit = off)"
+        log.warning(fit.message)
+        return fit
+    remaining = list(specs)
+    if mode == "shorten":
+        fit.mode = "shorten"
+        for name in SHORTEN_ORDER:
+            values = list(dict.fromkeys(getattr(spec, name) for spec in remaining))
+            if len(values) < 2:
+                continue
+            remaining = [spec for spec in remaining if getattr(spec, name) == values[0]]
+            fit.dropped[name] = values[1:]
+            fit.cycle_estimate = estimate_campaign(remaining, max_parallel, history)
+            if fit.cycle_estimate.makespan <= budget:
+                break
+        fit.specs = remaining
+        left = ", ".join(f"{n} {', '.join(map(str, v))}" for n, v in fit.dropped.items())
+        short = fit.cycle_estimate or whole
+        if short.makespan <= budget:
+            fit.message = f"{over}: shortened (cycle_fit = shorten), left out {left}: " + (
+                f"{len(remaining)} measurements, {hours(short.makespan)}"
+            )
+            log.warning(fit.message)
+            return fit
+        over += f"; shortened, left out {left}, still {hours(short.makespan)}"
+    rotation_for(fit, remaining, max_parallel, history, home, advance, over)
+    return fit
+
+
+def rotation_for(
+    fit: CycleFit,
+    specs: list[MeasurementSpec],
+    max_parallel: int,
+    history: DurationHistory,
+    home: Path | None,
+    advance: bool,
+    over: str,
+) -> None:
+    """Fill `fit` with this cycle's part of a rotation, continuing the stored one."""
+    assert fit.budget is not None
+    signature = plan_signature(specs)
+    state = load_rotation(home)
+    same = state.get("signature") == signature and int(state.get("k", 0)) > 1
+    part = int(state.get("next", 0)) if same else 0
+    if same and 0 < part < int(state["k"]):  # the rotation under way goes on with its k
+        rotation = plan_rotation(specs, max_parallel, history, fit.budget, k=int(state["k"]))
+        how = f"continuing the rotation of {rotation.k} cycles"
+    else:
+        rotation = plan_rotation(specs, max_parallel, history, fit.budget)
+        part = 0
+        how = f"a new rotation of {rotation.k} cycles" + ("" if same else " (new plan)")
+    part %= len(rotation.parts)
+    fit.mode = "rotate"
+    fit.k, fit.k_min, fit.part = len(rotation.parts), rotation.k_min, part
+    fit.specs = rotation.parts[part]
+    fit.cycle_estimate = rotation.estimates[part]
+    if advance:
+        write_json_atomically(
+            rotation_path(home),
+            {
+                "signature": signature,
+                "k": fit.k,
+                "next": (part + 1) % fit.k,
+                "cycle_seconds": fit.cycle,
+            },
+        )
+    fit.message = (
+        f"{over}: {how}, every ordered pair once every {fit.k} cycles (no fewer than "
+        f"{fit.k_min} can fit): this cycle part {part + 1}/{fit.k}, {len(fit.specs)} "
+        f"measurements, {hours(fit.cycle_estimate.makespan)}"
+    )
+    if not rotation.fits:
+        fit.message += "; still longer than the cycle: the rest will be missed"
+    log.warning(fit.message)
