@@ -77,8 +77,22 @@ def recover_interrupted(reporter: Reporter, home: Path | None = None) -> list[st
     return recovered
 
 
+# A campaign's measurements: planned (in this cycle), done (every transfer succeeded),
+# failed, missed (not started: the deadline, the next cycle's start, passed before they
+# began) and late (ended after the deadline). The journal keeps them as top-level keys.
+COUNTERS = ("planned", "done", "failed", "missed", "late")
+
+
+def new_counters() -> dict[str, int]:
+    return dict.fromkeys(COUNTERS, 0)
+
+
 def campaign_payload(data: dict[str, Any]) -> dict[str, Any]:
-    """What the webapp keeps of a campaign: its state and times, and the RTT check before it
-    (an emulated WAN's pairs against their targets), once made."""
-    keys = ("uuid", "state", "trigger", "schedule", "started", "finished", "rtt_checks")
+    """What the webapp keeps of a campaign: its state and times, the RTT check before it
+    (an emulated WAN's pairs against their targets), once made, its counters and how it fit
+    its cycle (`cycle_fit`, rotation.py), once known."""
+    keys = (
+        "uuid", "state", "trigger", "schedule", "started", "finished", "rtt_checks",
+        *COUNTERS, "cycle_fit",
+    )  # fmt: skip
     return {k: data[k] for k in keys if data.get(k) is not None}

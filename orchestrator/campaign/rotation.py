@@ -5,9 +5,10 @@ less the slip. When a campaign's estimate (`estimate.py`) does not fit it:
 
 - "rotate" (the default): the ordered pairs are split into k parts, one part per cycle, so
   every ordered pair is still measured every k cycles; k is the smallest that fits, tried
-  upwards from ceil(bound / cycle) (no smaller k can fit). The split follows the
-  round-robin tournament's rounds (each round pairs every node at most once), so each part
-  holds whole rounds and every node's work is spread evenly. Which part is next is kept in
+  upwards from ceil(bound / cycle) (no smaller k can fit). The split cuts the ordered
+  pairs, in the order of the round-robin tournament's rounds (each round pairs every node
+  at most once), into k parts of equal estimated work, so every node's work is spread
+  evenly too. Which part is next is kept in
   $TPCBENCH_HOME/rotation.json (written atomically): the next campaign, after a restart
   too, continues the rotation. A new node set or new kinds of measurement start a new one.
 - "shorten": fewer checks per cycle: only the first stream setting, then only the first
@@ -79,13 +80,30 @@ def directed_rounds(names: Sequence[str]) -> tuple[dict[Pair, int], int]:
     return directed, 2 * half
 
 
-def split(specs: Sequence[MeasurementSpec], k: int) -> list[list[MeasurementSpec]]:
-    """`specs` in k parts of consecutive rounds; a pair's measurements stay together."""
+def split(
+    specs: Sequence[MeasurementSpec],
+    k: int,
+    estimate: Callable[[MeasurementSpec], float] | None = None,
+) -> list[list[MeasurementSpec]]:
+    """`specs` in k parts of equal estimated work, cut from the ordered pairs in round order
+    (so each part is whole rounds but for its two ends); a pair's measurements stay
+    together."""
+    cost = estimate or (lambda spec: 1.0)
     names = sorted({n for spec in specs for n in (spec.src, spec.dst)})
-    rounds, total = directed_rounds(names)
-    parts: list[list[MeasurementSpec]] = [[] for _ in range(k)]
+    rounds, _ = directed_rounds(names)
+    by_pair: dict[Pair, list[MeasurementSpec]] = {}
     for spec in specs:
-        parts[rounds[(spec.src, spec.dst)] * k // total].append(spec)
+        by_pair.setdefault((spec.src, spec.dst), []).append(spec)
+    order = sorted(by_pair, key=lambda pair: (rounds[pair], pair))
+    work = {pair: sum(cost(spec) for spec in by_pair[pair]) for pair in order}
+    total = sum(work.values())
+    parts: list[list[MeasurementSpec]] = [[] for _ in range(k)]
+    done = 0.0
+    for pair in order:
+        # the part whose share of the work holds this pair's middle
+        index = min(k - 1, int((done + work[pair] / 2) * k / total)) if total else 0
+        parts[index].extend(by_pair[pair])
+        done += work[pair]
     return parts
 
 
@@ -118,7 +136,7 @@ def plan_rotation(
     candidates = [k] if k is not None else range(min(k_min, total_rounds), total_rounds + 1)
     rotation: Rotation | None = None
     for tried in candidates:
-        parts = [part for part in split(specs, tried) if part]
+        parts = [part for part in split(specs, tried, history.estimate) if part]
         if k is None and any(
             lower_bound(part, max_parallel, history.estimate) > budget for part in parts
         ):
@@ -129,7 +147,7 @@ def plan_rotation(
         if rotation.fits or k is not None:
             return rotation
     if rotation is None:  # even a round's bound is over the budget: one round per cycle
-        parts = [part for part in split(specs, total_rounds) if part]
+        parts = [part for part in split(specs, total_rounds, history.estimate) if part]
         estimates = [estimate_campaign(part, max_parallel, history) for part in parts]
         rotation = Rotation(total_rounds, parts, estimates, k_min, False)
     rotation.fits = False

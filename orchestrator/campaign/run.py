@@ -24,9 +24,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.campaign.journal import CampaignJournal, campaign_payload, campaigns_dir
+from orchestrator.campaign.estimate import DurationHistory
+from orchestrator.campaign.journal import (
+    CampaignJournal,
+    campaign_payload,
+    campaigns_dir,
+    new_counters,
+)
 from orchestrator.campaign.planner import NodeDisjointTasks
 from orchestrator.campaign.result import CampaignProgress, CampaignResult, failed_record
+from orchestrator.campaign.rotation import fit_cycle
 from orchestrator.campaign.rtt_check import RttCheck, check_pair_rtts
 from orchestrator.campaign.settings import CampaignSettings
 from orchestrator.campaign.site_scope import (
@@ -96,8 +103,10 @@ class Campaign:
         home: Path | None = None,
         progress: Progress | None = None,
         uuid: str | None = None,
+        clock: Callable[[], datetime] | None = None,
     ) -> None:
         self.settings = settings
+        self.clock = clock or (lambda: datetime.now(UTC))  # against settings.deadline
         self.discovery = discovery
         self.reporter = reporter
         self.measure = measure
@@ -119,6 +128,11 @@ class Campaign:
         self.rtt_checks: dict[Pair, RttCheck] = {}  # pairs with an emulated WAN's target
         self.baselines: set[Pair] = set()  # ordered pairs whose link was measured
         self._last_discovery = 0.0
+        # fitting the cycle (rotation.py): the durations learnt, the counters, the missed
+        self.history: DurationHistory | None = None
+        self.counters = new_counters()
+        self.missed: set[MeasurementSpec] = set()
+        self._began: dict[MeasurementSpec, datetime] = {}
 
     # -- the run ---------------------------------------------------------------------------
 
@@ -168,6 +182,7 @@ class Campaign:
             specs = sweep_specs(specs, self.fronts)
         for why in self.settings.unsupported():
             log.warning("left out of the plan: %s", why)
+        specs = await asyncio.to_thread(self._fit_cycle, specs)
         self.result = CampaignResult(self.uuid, "running", names, len(specs))
         # An emulated WAN (lab --rtt) promises RTTs: check them all before measuring anything.
         if any(e.rtt_targets_ms for e in self.endpoints.values()) and not stop.is_set():
@@ -230,7 +245,7 @@ class Campaign:
             self.settings.max_parallel_pairs,
             self._measure_one,
             self._record,
-            skip=self._node_gone,
+            skip=self._skip,
         )
         measuring = asyncio.create_task(tasks.run(stop))
         stopped = asyncio.create_task(wait_until_set(stop))
@@ -308,6 +323,35 @@ class Campaign:
         """As many streams as the pair's busiest measurement: K transfers x the most streams."""
         return link_streams(self.settings.transfers, max(self.settings.streams))
 
+    def _fit_cycle(self, specs: list[MeasurementSpec]) -> list[MeasurementSpec]:
+        """What this cycle measures (all of it, a rotation's part, or shortened), said in
+        the log and the journal with the estimate (rotation.py)."""
+        settings = self.settings
+        self.history = DurationHistory.load(self.home)
+        fit = fit_cycle(
+            specs,
+            max_parallel=settings.max_parallel_pairs,
+            history=self.history,
+            cycle=settings.cycle,
+            slip=settings.slip,
+            mode=settings.cycle_fit,
+            home=self.home,
+        )
+        self.counters["planned"] = len(fit.specs)
+        self._journal.set_state("running", cycle_fit=fit.to_json(), **self.counters)
+        return fit.specs
+
+    async def _skip(self, spec: MeasurementSpec) -> bool:
+        """Not started: past the deadline (missed), or a node gone; else its start time."""
+        deadline = self.settings.deadline
+        if deadline is not None and self.clock() >= deadline:
+            self.missed.add(spec)
+            return True
+        if await self._node_gone(spec):
+            return True
+        self._began[spec] = self.clock()
+        return False
+
     async def _node_gone(self, spec: MeasurementSpec) -> bool:
         """Re-ask discovery now and then; a node gone since the start fails its specs."""
         if time.monotonic() - self._last_discovery >= self.settings.rediscover_every:
@@ -332,6 +376,13 @@ class Campaign:
         assert self.result is not None
         if isinstance(error, asyncio.CancelledError):
             return  # cut short by the stop grace period: not a finished measurement
+        if spec in self.missed:  # counted, not reported: it never began
+            self.counters["missed"] += 1
+            return
+        began = self._began.pop(spec, None)
+        took = (self.clock() - began).total_seconds() if began is not None else -1.0
+        if took >= 0 and error is None and measured is not None and self.history:
+            self.history.record(spec, took)
         if error is not None:  # a bug or an unexpected tool error: recorded, not raised
             log.error("measurement %s crashed", spec.key, exc_info=error)
             message = f"orchestrator error while measuring: {type(error).__name__}: {error}"
@@ -342,6 +393,11 @@ class Campaign:
             measured = self._failed(spec, "connect", reason, self.rtts.get((spec.src, spec.dst)))
         sent = await asyncio.to_thread(self._keep, measured)
         self.result.measurements.append(measured)
+        ok = measured["failed"] == 0 and measured["succeeded"] > 0
+        self.counters["done" if ok else "failed"] += 1
+        deadline = self.settings.deadline
+        if deadline is not None and self.clock() > deadline:
+            self.counters["late"] += 1
         if self.progress is not None:
             done = len(self.result.measurements)
             self.progress(CampaignProgress(done, self.result.total, measured, sent))
@@ -395,7 +451,10 @@ class Campaign:
 
     async def _finish(self, state: str, result: CampaignResult) -> CampaignResult:
         def save() -> None:
-            self._journal.set_state(state, finished=iso(datetime.now(UTC)))
+            if self.history is not None and self.history.durations:
+                self.history.save()  # what the next campaigns' estimates learn from
+            counters = self.counters if self.counters["planned"] else {}
+            self._journal.set_state(state, finished=iso(datetime.now(UTC)), **counters)
             self.reporter.report_campaign(self.uuid, campaign_payload(self._journal.data))
 
         await asyncio.to_thread(save)

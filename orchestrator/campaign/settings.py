@@ -25,6 +25,7 @@ import re
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -166,6 +167,9 @@ class Settings:
     baseline: bool = False  # measure each pair's link (iperf3) before its transfers
     baseline_seconds: int = DEFAULT_BASELINE_SECONDS  # how long each iperf3 test measures
     baseline_omit: int = DEFAULT_BASELINE_OMIT  # seconds of slow start before it, left out
+    # a scheduled campaign longer than its cycle: rotate | shorten | off (campaign/rotation.py)
+    cycle_fit: str = "rotate"
+    full_duplex: bool = False  # a node may send in one measurement while receiving in another
     sources: dict[str, str] = field(default_factory=dict)  # setting -> where it came from
 
 
@@ -203,6 +207,8 @@ PARSERS: dict[str, Callable[[Any], Any]] = {
     "baseline": parse_bool,
     "baseline_seconds": _positive_int,
     "baseline_omit": _non_negative_int,
+    "cycle_fit": lambda text: _single(text, ("rotate", "shorten", "off")),
+    "full_duplex": parse_bool,
 }
 
 
@@ -290,6 +296,11 @@ class CampaignSettings:
     baseline_seconds: int = DEFAULT_BASELINE_SECONDS
     baseline_omit: int = DEFAULT_BASELINE_OMIT
     measure_options: Mapping[str, Any] = field(default_factory=dict)  # e.g. the timeout
+    # fitting the cycle (campaign/rotation.py); a campaign without a cycle measures it all
+    cycle: float | None = None  # seconds between the schedule's firings
+    slip: float = 0.0  # the schedule's random delay, taken off the cycle
+    cycle_fit: str = "rotate"  # rotate | shorten | off
+    deadline: datetime | None = None  # the next cycle's start: later ones are missed
 
     @property
     def dimensions(self) -> dict[str, Sequence[Any]]:

@@ -98,7 +98,7 @@ def test_200_nodes_fit_a_two_hour_cycle_in_the_fewest_cycles(tmp_path: Path) -> 
     fit = fit_cycle(specs, max_parallel=100, history=history, cycle=cycle, home=tmp_path)
     assert fit.mode == "rotate"
     assert fit.k == fit.k_min == math.ceil(bound / cycle) == 4  # k - 1 cannot fit
-    parts = split(specs, fit.k)
+    parts = split(specs, fit.k, history.estimate)
     assert Counter(s for part in parts for s in part) == Counter(specs)  # each pair once
     for part in parts:
         estimated = estimate_campaign(part, 100, history)
