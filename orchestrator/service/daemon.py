@@ -28,6 +28,7 @@ from orchestrator.campaign.context import (
 )
 from orchestrator.campaign.journal import recover_interrupted
 from orchestrator.campaign.result import CampaignProgress, CampaignResult
+from orchestrator.campaign.rotation import cycle_seconds, next_firing
 from orchestrator.campaign.run import Campaign
 from orchestrator.campaign.settings import Settings
 from orchestrator.errors import UserError
@@ -120,6 +121,8 @@ class OrchestratorService:
         )
         self.metrics = ServiceMetrics(self.reporter.spool.depth)
         self.metrics.next_campaign.set(self.schedule.next_at.timestamp())
+        self.campaign: Campaign | None = None  # the current or last one
+        self.metrics.watch_campaign(self._journal)
         self.current: str | None = None
         self.stopping = False
         self.last_result: CampaignResult | None = None
@@ -133,6 +136,23 @@ class OrchestratorService:
             "next_campaign": self.schedule.next_at.isoformat(),
             "spool_depth": self.reporter.spool.depth(),
             "last_report_error": self.reporter.last_error,
+        }
+
+    def _journal(self) -> dict[str, Any]:
+        journal = self.campaign.journal if self.campaign is not None else None
+        return journal.data if journal is not None else {}
+
+    def cycle_settings(self, trigger: str, now: datetime) -> dict[str, Any]:
+        """A scheduled campaign's cycle (the cron's next two firings) and deadline (the next
+        firing: measurements not begun by then are missed); others have neither."""
+        if trigger != "schedule":
+            return {}
+        expression = self.settings.schedule
+        return {
+            "cycle": cycle_seconds(expression, now),
+            "slip": self.settings.slip,
+            "cycle_fit": self.settings.cycle_fit,
+            "deadline": next_firing(expression, now),
         }
 
     def serve_metrics(self) -> MetricsServer:
@@ -233,6 +253,7 @@ class OrchestratorService:
                         stop_grace=settings.stop_grace,
                         trigger=trigger,
                         schedule_expr=settings.schedule if trigger == "schedule" else "",
+                        **self.cycle_settings(trigger, self.clock()),
                     ),
                     discovery=context.discovery,
                     reporter=self.reporter,
@@ -241,7 +262,9 @@ class OrchestratorService:
                     home=self.home,
                     progress=self._progress,
                     uuid=campaign_uuid,
+                    clock=self.clock,
                 )
+                self.campaign = campaign
                 result = campaign.run(stop)
         except UserError as exc:  # the lock: someone ran `campaign run` meanwhile
             log.warning("%s; skipping this campaign", exc)

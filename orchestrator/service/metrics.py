@@ -57,6 +57,43 @@ class ServiceMetrics:
         )
         self.spool_depth.set_function(lambda: float(spool_depth()))
 
+    def watch_campaign(self, journal: Callable[[], dict[str, Any]]) -> None:
+        """Gauges read at each scrape from the current (or last) campaign's journal: its
+        estimate and cycle (set before it measures: rotation.py) and its counters."""
+
+        def fit(*path: str) -> Callable[[], float]:
+            def value() -> float:
+                item: Any = journal().get("cycle_fit") or {}
+                for key in path:
+                    item = item.get(key) if isinstance(item, dict) else None
+                return float(item) if isinstance(item, int | float) else float("nan")
+
+            return value
+
+        gauges = (
+            ("tpcbench_campaign_estimate_seconds", "The campaign's estimated duration in its "
+             "cycle (the simulated schedule).", ("cycle_estimate", "makespan")),
+            ("tpcbench_campaign_bound_seconds", "The planner's bound for the campaign's "
+             "measurements in its cycle (the busiest node's work).", ("cycle_estimate", "bound")),
+            ("tpcbench_campaign_cycle_seconds", "The schedule's cycle (NaN: not scheduled).",
+             ("cycle_seconds",)),
+            ("tpcbench_rotation_cycles", "Cycles in which every ordered pair is measured once "
+             "(k; 1: the whole mesh each cycle).", ("k",)),
+        )  # fmt: skip
+        for name, help_text, path in gauges:
+            Gauge(name, help_text, registry=self.registry).set_function(fit(*path))
+        counters = Gauge(
+            "tpcbench_campaign_measurements",
+            "The current or last campaign's measurements: planned, done, failed, missed (not "
+            "started before the next cycle), late (ended after it).",
+            ["state"],
+            registry=self.registry,
+        )
+        for state in ("planned", "done", "failed", "missed", "late"):
+            counters.labels(state).set_function(
+                lambda state=state: float(journal().get(state) or 0)
+            )
+
     def exposition(self) -> bytes:
         return generate_latest(self.registry)
 
