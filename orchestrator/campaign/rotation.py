@@ -225,7 +225,7 @@ def fit_cycle(
     state is read, never written."""
     if mode not in FIT_MODES:
         raise ValueError(f"cycle_fit {mode!r} is not one of {', '.join(FIT_MODES)}")
-    say = said or log.info
+    say, warn = (said, said) if said is not None else (log.info, log.warning)
     whole = estimate_campaign(specs, max_parallel, history)
     fit = CycleFit("fits", list(specs), whole, cycle)
     if cycle is None:
@@ -241,7 +241,7 @@ def fit_cycle(
     if mode == "off":
         fit.mode = "over"
         fit.message = f"{over}: measuring the whole mesh anyway (cycle_fit = off)"
-        log.warning(fit.message)
+        warn(fit.message)
         return fit
     remaining = list(specs)
     if mode == "shorten":
@@ -262,10 +262,11 @@ def fit_cycle(
             fit.message = f"{over}: shortened (cycle_fit = shorten), left out {left}: " + (
                 f"{len(remaining)} measurements, {hours(short.makespan)}"
             )
-            log.warning(fit.message)
+            warn(fit.message)
             return fit
         over += f"; shortened, left out {left}, still {hours(short.makespan)}"
     rotation_for(fit, remaining, max_parallel, history, home, advance, over)
+    warn(fit.message)
     return fit
 
 
@@ -313,4 +314,29 @@ def rotation_for(
     )
     if not rotation.fits:
         fit.message += "; still longer than the cycle: the rest will be missed"
-    log.warning(fit.message)
+
+
+def preview_fit(
+    specs: Sequence[MeasurementSpec],
+    *,
+    schedule: str,
+    slip: float,
+    mode: str,
+    max_parallel: int,
+    now: datetime,
+    home: Path | None = None,
+) -> CycleFit:
+    """What the next scheduled campaign would measure of `specs` (`campaign plan`): the
+    durations and the rotation state are read, never written, and nothing is logged."""
+    history = DurationHistory.load(home)
+    return fit_cycle(
+        specs,
+        max_parallel=max_parallel,
+        history=history,
+        cycle=cycle_seconds(schedule, now),
+        slip=slip,
+        mode=mode,
+        home=home,
+        advance=False,
+        said=lambda message: None,
+    )

@@ -12,6 +12,7 @@ import threading
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import asdict
+from datetime import UTC, datetime
 from typing import Any
 
 from rich.console import Console
@@ -28,6 +29,7 @@ from rich.table import Table
 from orchestrator.campaign.context import build_context, build_reporter, campaign_lock
 from orchestrator.campaign.journal import recover_interrupted
 from orchestrator.campaign.result import CampaignProgress, CampaignResult
+from orchestrator.campaign.rotation import preview_fit
 from orchestrator.campaign.run import Campaign
 from orchestrator.campaign.site_scope import discover_fronts, sweep_specs
 from orchestrator.cli.campaign_options import add_campaign_flags, settings_from_args
@@ -56,6 +58,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_campaign_flags(plan)
     plan.add_argument("--min-nodes", type=int, default=2, help="fail below this (default 2)")
     plan.add_argument("--json", action="store_true", help="print the plan as JSON")
+    plan.add_argument(
+        "--schedule",
+        default=None,
+        help="cron expression whose cycle the estimate is held against (default the "
+        "orchestrator's schedule setting, '0 0,12 * * *')",
+    )
+    plan.add_argument(
+        "--cycle-fit",
+        default=None,
+        help="when a scheduled campaign is longer than its cycle: rotate (default: the mesh "
+        "over the fewest consecutive cycles), shorten (fewer checks per cycle) or off",
+    )
     plan.set_defaults(func=campaign_plan)
 
 
@@ -73,12 +87,26 @@ def campaign_plan(args: argparse.Namespace) -> int:
         specs = campaign_settings.plan(nodes)
     for why in campaign_settings.unsupported():
         print(f"left out of the plan: {why}", file=sys.stderr)
+    fit = preview_fit(
+        specs,
+        schedule=settings.schedule,
+        slip=settings.slip,
+        mode=settings.cycle_fit,
+        max_parallel=settings.max_parallel_pairs,
+        now=datetime.now(UTC),
+    )
     if args.json:
         print(
             json.dumps(
                 {
                     "nodes": [n.to_json() for n in nodes],
                     "measurements": [asdict(spec) for spec in specs],
+                    # the next scheduled campaign: its estimate and what fits its cycle
+                    "cycle_fit": {
+                        "schedule": settings.schedule,
+                        **fit.to_json(),
+                        "measurements_this_cycle": len(fit.specs),
+                    },
                 },
                 indent=2,
             )
@@ -92,6 +120,7 @@ def campaign_plan(args: argparse.Namespace) -> int:
             link = "" if node.link_gbps is None else f"{node.link_gbps:g}"
             table.add_row(node.name, node.address, ports, node.site or "", link)
         Console().print(table)
+        print(f"scheduled ({settings.schedule}): {fit.message}")
     if len(nodes) < args.min_nodes:
         print(
             f"tpcbench: only {len(nodes)} node(s) ready, fewer than {args.min_nodes}: check the "
