@@ -9,6 +9,8 @@ TPCBENCH_OK_GBPS / TPCBENCH_WARNING_GBPS  default grid thresholds (30 / 10) for 
                         link capacity is unknown
 TPCBENCH_OK_FRACTION / TPCBENCH_WARNING_FRACTION  default thresholds as fractions of a pair's
                         (smaller) link capacity when the orchestrator reports it (0.3 / 0.1)
+TPCBENCH_ALERT_*, DJANGO_EMAIL_*, TPCBENCH_METRICS_PER_PAIR  alerts, their notifications and
+                        the metrics (docs/alerts.md)
 
 The variables are read by env_bool, env_float and env_list below, not django-environ:
 measured on 0.14.0, its Env reads an unknown word as false (DJANGO_DEBUG=ture would start in
@@ -45,6 +47,14 @@ def env_float(name: str, default: float) -> float:
         return float(value) if value else default
     except ValueError as exc:
         raise ImproperlyConfigured(f"{name}={value!r}: expected a number") from exc
+
+
+def env_int(name: str, default: int) -> int:
+    value = os.environ.get(name)
+    try:
+        return int(value) if value else default
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name}={value!r}: expected a whole number") from exc
 
 
 def env_list(name: str, default: str) -> list[str]:
@@ -211,3 +221,26 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("DJANGO_LOG_LEVEL", "INFO")},
 }
+
+# Alerts (docs/alerts.md): a check warns below FRACTION of its median over the DAYS before,
+# with at least MIN_HISTORY measurements in them; a state changes after IN_A_ROW agreeing.
+TPCBENCH_ALERT_MEDIAN_FRACTION = env_float("TPCBENCH_ALERT_MEDIAN_FRACTION", 0.7)
+TPCBENCH_ALERT_MEDIAN_DAYS = env_float("TPCBENCH_ALERT_MEDIAN_DAYS", 20.0)
+TPCBENCH_ALERT_IN_A_ROW = env_int("TPCBENCH_ALERT_IN_A_ROW", 2)
+TPCBENCH_ALERT_MIN_HISTORY = env_int("TPCBENCH_ALERT_MIN_HISTORY", 3)
+# Notifications of state changes (none when unset): a webhook's URL (a JSON POST with
+# "text") and mail recipients (comma-separated; sent through Django's EMAIL_* settings).
+TPCBENCH_ALERT_WEBHOOK_URL = os.environ.get("TPCBENCH_ALERT_WEBHOOK_URL", "")
+TPCBENCH_ALERT_WEBHOOK_TIMEOUT = env_float("TPCBENCH_ALERT_WEBHOOK_TIMEOUT", 5.0)
+TPCBENCH_ALERT_MAIL_TO = env_list("TPCBENCH_ALERT_MAIL_TO", "")
+TPCBENCH_ALERT_MAIL_FROM = os.environ.get("TPCBENCH_ALERT_MAIL_FROM", "tpc-bench@localhost")
+# Where the dashboard is (links in notifications), e.g. https://tpcbench.example.org
+TPCBENCH_PUBLIC_URL = os.environ.get("TPCBENCH_PUBLIC_URL", "").rstrip("/")
+EMAIL_BACKEND = os.environ.get(
+    "DJANGO_EMAIL_BACKEND", "django.core.mail.backends.smtp.EmailBackend"
+)
+EMAIL_HOST = os.environ.get("DJANGO_EMAIL_HOST", "localhost")
+EMAIL_PORT = env_int("DJANGO_EMAIL_PORT", 25)
+EMAIL_TIMEOUT = env_int("DJANGO_EMAIL_TIMEOUT", 10)
+# /metrics: per-pair series (one per check) besides the per-node ones; off for big meshes.
+TPCBENCH_METRICS_PER_PAIR = env_bool("TPCBENCH_METRICS_PER_PAIR", True)

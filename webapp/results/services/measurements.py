@@ -18,6 +18,7 @@ from django.db import IntegrityError, transaction
 from webapp.results.cache import data_changed
 from webapp.results.choices import Auth, Checksum, Client, Outcome, Scope
 from webapp.results.models import Campaign, Measurement, Node, Transfer
+from webapp.results.services.alerts import alerts_after_ingest
 from webapp.results.services.campaigns import campaigns_ensure
 from webapp.results.services.nodes import node_links_update, node_sites_update, nodes_ensure
 from webapp.results.vendor_sql import insert_transfers
@@ -257,6 +258,8 @@ def measurements_ingest(*, payloads: Sequence[dict]) -> list[IngestResult | Meas
             for uuid, (p, f) in fresh.items()
         }
         created = _insert_all_or_each(rows, stored)
+        if created:  # their checks' alerts (never failing the ingest: logged)
+            alerts_after_ingest(measurements=[stored[uuid] for uuid in created])
     else:
         created = set()
 
