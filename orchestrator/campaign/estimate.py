@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from orchestrator.campaign.duplex import DuplexScheduler, duplex_bound
 from orchestrator.campaign.planner import simulate
 from orchestrator.measurement.spec import MeasurementSpec
 from orchestrator.paths import tpcbench_home
@@ -98,8 +99,12 @@ def lower_bound(
     specs: Sequence[MeasurementSpec],
     max_parallel: int,
     estimate: Callable[[MeasurementSpec], float],
+    full_duplex: bool = False,
 ) -> float:
-    """No schedule is shorter: the busiest node's work, or all the work over P pairs."""
+    """No schedule is shorter: the busiest node's work, or all the work over P pairs (full
+    duplex: the busiest node's larger direction, duplex.py)."""
+    if full_duplex:
+        return duplex_bound(specs, max_parallel, estimate)
     if not specs:
         return 0.0
     total = sum(estimate(spec) for spec in specs)
@@ -119,6 +124,7 @@ class CampaignEstimate:
     from_history: int  # measurements whose kind has recent durations
     default_seconds: float  # what a kind without history is assumed to take
     simulated: bool = True  # False: the makespan is the bound x PLANNER_SLACK
+    full_duplex: bool = False  # a node may send and receive at once (duplex.py)
 
     def to_json(self) -> dict[str, Any]:
         return {k: round(v, 1) if isinstance(v, float) else v for k, v in asdict(self).items()}
@@ -152,12 +158,13 @@ def estimate_campaign(
     history: DurationHistory,
     *,
     schedule: bool = True,
+    full_duplex: bool = False,
 ) -> CampaignEstimate:
     """The bound and the makespan of `specs` with `history`'s estimates: one pair at a time
     it is all the work; else the simulated schedule (`schedule` and at most SIMULATE_LIMIT
     measurements), or the bound x PLANNER_SLACK."""
     estimate = history.estimate
-    bound = lower_bound(specs, max_parallel, estimate)
+    bound = lower_bound(specs, max_parallel, estimate, full_duplex)
     loads = node_loads(specs, estimate)
     total = sum(estimate(spec) for spec in specs)
     simulated = max_parallel == 1 or (schedule and len(specs) <= SIMULATE_LIMIT)
@@ -166,7 +173,9 @@ def estimate_campaign(
     elif max_parallel == 1:
         span = total  # strictly one after another
     elif simulated:
-        span = max(run.end for run in simulate(list(specs), max_parallel, estimate))
+        scheduler = DuplexScheduler if full_duplex else None
+        runs = simulate(list(specs), max_parallel, estimate, scheduler_class=scheduler)
+        span = max(run.end for run in runs)
     else:
         span = bound * PLANNER_SLACK
     return CampaignEstimate(
@@ -179,4 +188,5 @@ def estimate_campaign(
         from_history=sum(history.known(spec) for spec in specs),
         default_seconds=history.default,
         simulated=simulated,
+        full_duplex=full_duplex,
     )

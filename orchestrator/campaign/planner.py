@@ -212,12 +212,14 @@ def simulate(
     max_parallel: int,
     duration: Callable[[MeasurementSpec], float],
     estimate: Estimate | None = None,
+    scheduler_class: Callable[..., Any] | None = None,
 ) -> list[SimulatedRun]:
-    """Discrete-event simulation of `ListScheduler` (no sleeping): when does each spec run,
-    if it takes `duration(spec)`? The scheduler sees only `estimate` (default: the truth)."""
+    """Discrete-event simulation of `ListScheduler` (or `scheduler_class`, e.g. the
+    full-duplex one: duplex.py) without sleeping: when does each spec run, if it takes
+    `duration(spec)`? The scheduler sees only `estimate` (default: the truth)."""
     import heapq
 
-    scheduler = ListScheduler(specs, max_parallel, estimate or duration)
+    scheduler = (scheduler_class or ListScheduler)(specs, max_parallel, estimate or duration)
     now = 0.0
     events: list[tuple[float, int, MeasurementSpec]] = []
     runs: list[SimulatedRun] = []
@@ -263,8 +265,10 @@ class NodeDisjointTasks(Generic[T]):
         *,
         skip: Callable[[MeasurementSpec], Awaitable[bool]] | None = None,
         estimate: Estimate = unit_estimate,
+        scheduler_class: Callable[..., Any] | None = None,  # e.g. duplex.DuplexScheduler
     ) -> None:
-        self._scheduler = ListScheduler(specs, max_parallel_pairs, estimate)
+        scheduler = scheduler_class or ListScheduler
+        self._scheduler = scheduler(specs, max_parallel_pairs, estimate)
         self._run_one = run_one
         self._on_done = on_done
         self._skip = skip

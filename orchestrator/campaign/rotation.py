@@ -127,9 +127,10 @@ def plan_rotation(
     budget: float,
     *,
     k: int | None = None,
+    full_duplex: bool = False,
 ) -> Rotation:
     """The smallest k whose every part fits `budget` seconds (or exactly `k`, if given)."""
-    bound = lower_bound(specs, max_parallel, history.estimate)
+    bound = lower_bound(specs, max_parallel, history.estimate, full_duplex)
     k_min = max(1, math.ceil(bound / budget)) if budget > 0 else 1
     names = {n for spec in specs for n in (spec.src, spec.dst)}
     _, total_rounds = directed_rounds(sorted(names))
@@ -138,17 +139,24 @@ def plan_rotation(
     for tried in candidates:
         parts = [part for part in split(specs, tried, history.estimate) if part]
         if k is None and any(
-            lower_bound(part, max_parallel, history.estimate) > budget for part in parts
+            lower_bound(part, max_parallel, history.estimate, full_duplex) > budget
+            for part in parts
         ):
             continue  # cheap: a part over the bound cannot fit
-        estimates = [estimate_campaign(part, max_parallel, history) for part in parts]
+        estimates = [
+            estimate_campaign(part, max_parallel, history, full_duplex=full_duplex)
+            for part in parts
+        ]
         rotation = Rotation(tried, parts, estimates, k_min, True)
         rotation.fits = rotation.worst <= budget
         if rotation.fits or k is not None:
             return rotation
     if rotation is None:  # even a round's bound is over the budget: one round per cycle
         parts = [part for part in split(specs, total_rounds, history.estimate) if part]
-        estimates = [estimate_campaign(part, max_parallel, history) for part in parts]
+        estimates = [
+            estimate_campaign(part, max_parallel, history, full_duplex=full_duplex)
+            for part in parts
+        ]
         rotation = Rotation(total_rounds, parts, estimates, k_min, False)
     rotation.fits = False
     return rotation
@@ -220,13 +228,14 @@ def fit_cycle(
     home: Path | None = None,
     advance: bool = True,
     said: Callable[[str], None] | None = None,
+    full_duplex: bool = False,
 ) -> CycleFit:
     """Which of `specs` this cycle measures. `advance=False` (campaign plan): the rotation
     state is read, never written."""
     if mode not in FIT_MODES:
         raise ValueError(f"cycle_fit {mode!r} is not one of {', '.join(FIT_MODES)}")
     say, warn = (said, said) if said is not None else (log.info, log.warning)
-    whole = estimate_campaign(specs, max_parallel, history)
+    whole = estimate_campaign(specs, max_parallel, history, full_duplex=full_duplex)
     fit = CycleFit("fits", list(specs), whole, cycle)
     if cycle is None:
         fit.message = f"{whole.describe()}; no cycle (not scheduled): the whole mesh"
@@ -252,7 +261,9 @@ def fit_cycle(
                 continue
             remaining = [spec for spec in remaining if getattr(spec, name) == values[0]]
             fit.dropped[name] = values[1:]
-            fit.cycle_estimate = estimate_campaign(remaining, max_parallel, history)
+            fit.cycle_estimate = estimate_campaign(
+                remaining, max_parallel, history, full_duplex=full_duplex
+            )
             if fit.cycle_estimate.makespan <= budget:
                 break
         fit.specs = remaining
@@ -265,7 +276,7 @@ def fit_cycle(
             warn(fit.message)
             return fit
         over += f"; shortened, left out {left}, still {hours(short.makespan)}"
-    rotation_for(fit, remaining, max_parallel, history, home, advance, over)
+    rotation_for(fit, remaining, max_parallel, history, home, advance, over, full_duplex)
     warn(fit.message)
     return fit
 
@@ -278,6 +289,7 @@ def rotation_for(
     home: Path | None,
     advance: bool,
     over: str,
+    full_duplex: bool = False,
 ) -> None:
     """Fill `fit` with this cycle's part of a rotation, continuing the stored one."""
     assert fit.budget is not None
@@ -286,10 +298,12 @@ def rotation_for(
     same = state.get("signature") == signature and int(state.get("k", 0)) > 1
     part = int(state.get("next", 0)) if same else 0
     if same and 0 < part < int(state["k"]):  # the rotation under way goes on with its k
-        rotation = plan_rotation(specs, max_parallel, history, fit.budget, k=int(state["k"]))
+        rotation = plan_rotation(
+            specs, max_parallel, history, fit.budget, k=int(state["k"]), full_duplex=full_duplex
+        )
         how = f"continuing the rotation of {rotation.k} cycles"
     else:
-        rotation = plan_rotation(specs, max_parallel, history, fit.budget)
+        rotation = plan_rotation(specs, max_parallel, history, fit.budget, full_duplex=full_duplex)
         part = 0
         how = f"a new rotation of {rotation.k} cycles" + ("" if same else " (new plan)")
     part %= len(rotation.parts)
@@ -325,6 +339,7 @@ def preview_fit(
     max_parallel: int,
     now: datetime,
     home: Path | None = None,
+    full_duplex: bool = False,
 ) -> CycleFit:
     """What the next scheduled campaign would measure of `specs` (`campaign plan`): the
     durations and the rotation state are read, never written, and nothing is logged."""
@@ -339,4 +354,5 @@ def preview_fit(
         home=home,
         advance=False,
         said=lambda message: None,
+        full_duplex=full_duplex,
     )

@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from orchestrator.campaign.duplex import DuplexScheduler
 from orchestrator.campaign.estimate import DurationHistory
 from orchestrator.campaign.journal import (
     CampaignJournal,
@@ -246,6 +247,7 @@ class Campaign:
             self._measure_one,
             self._record,
             skip=self._skip,
+            scheduler_class=DuplexScheduler if self.settings.full_duplex else None,
         )
         measuring = asyncio.create_task(tasks.run(stop))
         stopped = asyncio.create_task(wait_until_set(stop))
@@ -336,6 +338,7 @@ class Campaign:
             slip=settings.slip,
             mode=settings.cycle_fit,
             home=self.home,
+            full_duplex=settings.full_duplex,
         )
         self.counters["planned"] = len(fit.specs)
         self._journal.set_state("running", cycle_fit=fit.to_json(), **self.counters)

@@ -301,6 +301,7 @@ class CampaignSettings:
     slip: float = 0.0  # the schedule's random delay, taken off the cycle
     cycle_fit: str = "rotate"  # rotate | shorten | off
     deadline: datetime | None = None  # the next cycle's start: later ones are missed
+    full_duplex: bool = False  # a node sends in one measurement while receiving in another
 
     @property
     def dimensions(self) -> dict[str, Sequence[Any]]:

@@ -94,6 +94,7 @@ def campaign_plan(args: argparse.Namespace) -> int:
         mode=settings.cycle_fit,
         max_parallel=settings.max_parallel_pairs,
         now=datetime.now(UTC),
+        full_duplex=settings.full_duplex,
     )
     if args.json:
         print(
@@ -170,7 +171,9 @@ def campaign_run(args: argparse.Namespace) -> int:
     task = bar.add_task("starting", total=None, pairs="0/?")
     pair_total: dict[tuple[str, str], int] = {}
     pair_done: dict[tuple[str, str], int] = {}
-    campaign_settings = context.campaign_settings(settings, trigger="cli")
+    campaign_settings = context.campaign_settings(
+        settings, trigger="cli", full_duplex=settings.full_duplex
+    )
     per_pair = campaign_settings.per_pair
 
     def progress(update: CampaignProgress) -> None:
