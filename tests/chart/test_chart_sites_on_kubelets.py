@@ -3,9 +3,9 @@ labelled into site "a", the chart installed with ci/lab-values.yaml and ci/sites
 The site's redirector pod runs (xrootd + cmsd, host network, port 1095) beside the nodes'
 data servers (xrootd + cmsd, 1094); discovery reports the redirector apart from the hosts; a
 GET of the source file through the redirector is redirected to a data server of the site and
-returns that server's bytes. The release uses a CA of the test's own (certificates.ca
-.existingSecret), so the test holds a client certificate the servers map, as the
-orchestrator's. Its own lab names (tpcch, subnets 10.99.27-28), so it never meets
+returns that server's bytes, and so does a root:// read. The release uses a CA of the test's
+own (certificates.ca.existingSecret), so the test holds a client certificate the servers map,
+as the orchestrator's. Its own lab names (tpcch, subnets 10.99.27-28), so it never meets
 test_chart_on_kubelets.py's; the two run one after the other (one kubelet cluster at a time).
 """
 
@@ -111,6 +111,9 @@ def test_install_runs_the_sites_redirector_and_its_data_servers(
         "install", RELEASE, str(CHART), "--namespace", NAMESPACE,
         "--values", str(LAB_VALUES), "--values", str(SITES_VALUES),
         "--set", f"sites.names={{{SITE}}}",
+        # two nodes of 2 cores hold the whole release and a redirector only with smaller
+        # servers (nothing here measures throughput; the scheduler places the rest anywhere)
+        "--set", "servers.cpu=250m",
         "--set", f"certificates.ca.existingSecret={CA_SECRET}",
         "--set", f"certificates.ca.subject={CA_SUBJECT}",
         timeout=300,
@@ -191,6 +194,31 @@ def test_a_get_through_the_redirector_is_served_by_a_data_server_of_the_site(
     lab.in_node(other, [*curl, "-o", str(direct), served])
     digest = hashlib.sha256(through.read_bytes()).hexdigest()
     assert digest == hashlib.sha256(direct.read_bytes()).hexdigest()
+
+
+def test_a_root_read_through_the_redirector_gets_a_data_servers_file(
+    lab: KubeletLab, site_ca: CertificateAuthority, tmp_path: Path
+) -> None:
+    """root:// (GSI): the redirector answers the open with kXR_redirect to a data server."""
+    client_cert = site_ca.issue_client("orchestrator")
+    node = lab.pods("redirector")[0].spec.node_name
+    other = next(n for n in NODES if n != node)
+    curl = ["curl", "-sS", "--cert", str(client_cert.cert), "--key", str(client_cert.key),
+            "--capath", str(site_ca.certdir), "--max-time", "30"]  # fmt: skip
+    digests = set()
+    for name in NODES:  # each data server's own source file (each wrote its own)
+        direct = tmp_path / f"direct-{name}"
+        served = f"https://{lab.address(name)}:1094{source_name(FILE_SIZE)}"
+        lab.in_node(other, [*curl, "-o", str(direct), served])
+        digests.add(hashlib.sha256(direct.read_bytes()).hexdigest())
+    env = ["env", f"X509_USER_CERT={client_cert.cert}", f"X509_USER_KEY={client_cert.key}",
+           f"X509_CERT_DIR={site_ca.certdir}", "XrdSecGSICREATEPROXY=0",
+           "XrdSecGSISRVNAMES=*"]  # fmt: skip
+    got = tmp_path / "root"
+    url = f"root://{lab.address(node)}:1095/{source_name(FILE_SIZE)}"
+    lab.in_node(other, [*env, "xrdcp", "--nopbar", "-f", url, str(got)], timeout=120)
+    assert got.stat().st_size == FILE_SIZE
+    assert hashlib.sha256(got.read_bytes()).hexdigest() in digests
 
 
 def test_lab_down_leaves_nothing_and_puts_the_kernel_settings_back(
