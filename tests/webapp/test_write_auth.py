@@ -71,7 +71,7 @@ def concrete(path: str, view) -> str:
     """`path` with its {parameters} filled: a stored object's key where the view looks one up
     (so a write would find it), else a node's name."""
     queryset = getattr(getattr(view, "cls", None), "queryset", None)
-    for name in ("uuid", "name", "src", "row", "dst", "col", "check"):
+    for name in ("uuid", "name", "id", "src", "row", "dst", "col", "check"):
         value = "node-b" if name in ("dst", "col") else "node-a"
         if queryset is not None and name == view.cls.lookup_field:
             value = str(getattr(queryset.model.objects.order_by("pk").first(), name))

@@ -20,7 +20,8 @@ from webapp.results.choices import (
     Scope,
     Trigger,
 )
-from webapp.results.models import Baseline, Campaign, Lookup, Measurement, Node, PrelimRun
+from webapp.results.models import Alert, Baseline, Campaign, Lookup, Measurement, Node, PrelimRun
+from webapp.results.models.alerts import AlertState
 from webapp.results.models.measurements import MAX_HOSTS
 
 
@@ -188,3 +189,32 @@ class PrelimRunFilterSet(django_filters.FilterSet):
     class Meta:
         model = PrelimRun
         fields = ["node", "kind"]
+
+
+@extend_schema_field({"type": "string", "enum": ["true", "false"]})
+class TrueFalseFilter(django_filters.ChoiceFilter):
+    """ "true" or "false" (the schema says so: it would read a boolean off the model field)."""
+
+
+class AlertFilterSet(django_filters.FilterSet):
+    """Alerts by state, check and when their state last changed."""
+
+    state = django_filters.ChoiceFilter(choices=AlertState.choices)
+    src = django_filters.CharFilter(field_name="src__name", help_text="Source node name")
+    dst = django_filters.CharFilter(field_name="dst__name", help_text="Destination node name")
+    protocol = django_filters.ChoiceFilter(choices=Protocol.choices)
+    acknowledged = TrueFalseFilter(
+        choices=[("true", "true"), ("false", "false")],
+        method="filter_acknowledged",
+        help_text="true: acknowledged ones only; false: the others",
+    )
+    since = UTCDateTimeFilter(
+        field_name="since", lookup_expr="gte", help_text="State changed at or after (ISO 8601)"
+    )
+
+    def filter_acknowledged(self, queryset, name, value):
+        return queryset.filter(acknowledged=value == "true")
+
+    class Meta:
+        model = Alert
+        fields = ["state", "src", "dst", "protocol", "acknowledged", "since"]

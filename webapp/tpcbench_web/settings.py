@@ -209,6 +209,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # Two fields named "state": the campaigns' keeps the name it had before the alerts'.
+    "ENUM_NAME_OVERRIDES": {
+        "StateEnum": "webapp.results.choices.CampaignState",
+        "AlertStateEnum": "webapp.results.models.alerts.AlertState",
+    },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "webapp.results.api.schema.complete_the_document",

@@ -1,7 +1,7 @@
 """Who may do what through the API: reads are anonymous unless TPCBENCH_ANONYMOUS_READS=false;
 writes need a user with the model's permission, which the reporters' group has (the
 permissions to send measurements, campaigns' progress, baselines, preliminary runs and
-redirector lookups), and
+redirector lookups, and to acknowledge alerts), and
 reporters authenticate with their API token (one each)."""
 
 from django.conf import settings
@@ -33,7 +33,7 @@ class ReadAnonymousWriteWithPermission(BasePermission):
 REPORTERS_GROUP = "tpcbench-reporters"
 REPORTER_PERMISSIONS = [
     "add_measurement", "add_campaign", "change_campaign", "add_baseline", "add_prelimrun",
-    "add_lookup",
+    "add_lookup", "change_alert",
 ]  # fmt: skip
 
 

@@ -11,6 +11,7 @@ from webapp.results.api.aggregate_views import (
     StreamComparisonView,
     ThroughputVsLatencyView,
 )
+from webapp.results.api.alert_views import AlertViewSet
 from webapp.results.api.lookup_views import LookupViewSet
 from webapp.results.api.site_views import HopOverheadView, SiteScalingView
 
@@ -21,6 +22,7 @@ router.register("campaigns", views.CampaignViewSet)
 router.register("baselines", views.BaselineViewSet)
 router.register("prelim-runs", views.PrelimRunViewSet)
 router.register("lookups", LookupViewSet)
+router.register("alerts", AlertViewSet)
 
 urlpatterns = [
     *router.urls,

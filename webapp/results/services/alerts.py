@@ -9,8 +9,7 @@ once the measurements are stored: a failure is logged and the measurements stay.
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 from django.db import transaction
 
@@ -19,6 +18,7 @@ from webapp.results.cache import data_changed
 from webapp.results.grid.queries import limits_resolvers
 from webapp.results.models import Alert, AlertChange, Measurement, Node
 from webapp.results.models.alerts import CHECK_FIELDS, AlertState
+from webapp.results.services.notifications import StateChange, notify_later
 from webapp.results.vendor_sql import grouped_medians, update_rows
 
 log = logging.getLogger(__name__)
@@ -29,21 +29,6 @@ _ALERT_FIELDS = (
     "state", "since", "reason", "acknowledged", "verdicts", "last_measurement",
     "last_started", "last_throughput_gbps", "last_success",
 )  # fmt: skip
-
-
-@dataclass(frozen=True)
-class StateChange:
-    """What a notification says about one change (plain data: sent after the commit)."""
-
-    alert_id: int
-    src: str
-    dst: str
-    check: dict
-    from_state: str
-    to_state: str
-    at: datetime
-    reason: str
-    acknowledged: bool  # the alert was acknowledged when it changed (then: muted unless OK)
 
 
 def check_key(measurement: Measurement) -> tuple:
@@ -202,7 +187,5 @@ def alerts_after_ingest(*, measurements: Sequence[Measurement]) -> list[StateCha
         log.exception("alert evaluation of %d measurements failed", len(measurements))
         return []
     if changes:
-        from webapp.results.services.notifications import notify_later
-
         notify_later(changes)
     return changes

@@ -12,16 +12,32 @@ import logging
 import urllib.request
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
+from datetime import datetime
 
 from django.conf import settings
 from django.core.mail import send_mail
 from django.db import transaction
 
 from webapp.results.models.alerts import AlertState
-from webapp.results.services.alerts import StateChange
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class StateChange:
+    """What a notification says about one change (plain data: sent after the commit)."""
+
+    alert_id: int
+    src: str
+    dst: str
+    check: dict
+    from_state: str
+    to_state: str
+    at: datetime
+    reason: str
+    acknowledged: bool  # the alert was acknowledged when it changed (then: muted unless OK)
+
 
 # One sender thread: notifications go out in order, and never more than one at a time.
 _sender = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tpcbench-notify")
