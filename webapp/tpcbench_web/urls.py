@@ -3,6 +3,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 from webapp.results.api.urls import maddash_urlpatterns
+from webapp.results.metrics import metrics_view
 
 handler404 = "webapp.tpcbench_web.errors.not_found"
 
@@ -13,5 +14,6 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="api-redoc"),
     path("maddash/", include(maddash_urlpatterns)),
+    path("metrics", metrics_view, name="metrics"),
     path("", include("webapp.dashboard.urls")),
 ]
