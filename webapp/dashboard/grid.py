@@ -31,6 +31,7 @@ from webapp.results.grid.bands import GridBands, status_labels
 from webapp.results.grid.limits import NOT_RUN, STATUS_SHORT_NAMES, UNKNOWN
 from webapp.results.grid.queries import build_bands, grid_dimensions
 from webapp.results.grid.sites import build_site_bands, measured_sites
+from webapp.results.selectors.alerts import alerting_cells
 from webapp.results.selectors.baselines import latest_link_baselines
 from webapp.results.selectors.campaigns import CampaignStart
 
@@ -142,19 +143,31 @@ _BAND_END = '"></span>'
 _join = "".join
 
 
+# A cell whose checks alert (docs/alerts.md): its <td>'s class and a badge in its link.
+_ALERT_TD = {state: f'<td class="alert alert-{state}" data-alert="{state}">' for state in
+             ("warning", "critical")}  # fmt: skip
+_ALERT_BADGE = {
+    state: f'<span class="alert-badge" aria-hidden="true" title="Alert: {state}">!</span>'
+    for state in ("warning", "critical")
+}
+
+
 def build_table(
     grid: GridBands,
     slug: str,
     title: str,
     links: dict[tuple[str, str], float] | None = None,
     cell_link: tuple[str, str, str] | None = None,
+    alerts: dict[tuple[str, str], str] | None = None,
 ) -> SafeString:
     """The grid as an HTML table. A cell is
     <td><a class="cell" href="HREF" aria-label="SRC to DST: WORDS" data-src="SRC"
     data-dst="DST">BANDS</a></td>: its row's and its column's parts are made once per table,
     by format_html; per cell only the words and bands are put in.
     `links`: each pair's latest link baseline, so a value reads as a fraction of it too.
-    `cell_link`: a cell's URL around its two names (default: the pair page's)."""
+    `cell_link`: a cell's URL around its two names (default: the pair page's).
+    `alerts`: (src, dst) -> the state of the pair's alerting checks (warning, critical): the
+    cell's <td> has class "alert alert-STATE" and its link a badge."""
     links = links or {}
     # Django's escaping, once per name: format_html passes an escaped string through as it is.
     names = [escape(name) for name in grid.names]
@@ -179,7 +192,8 @@ def build_table(
     for r, row_cells in enumerate(grid.cells):
         src = names[r]
         append(format_html('<tr><th scope="row" class="row">{}</th>', src))
-        row_href = format_html('<td><a class="cell" href="{}{}{}', head, quoted[r], middle)
+        row_link = format_html('<a class="cell" href="{}{}{}', head, quoted[r], middle)
+        row_href = "<td>" + row_link
         row_data = format_html('" data-src="{}', src)
         for c, cell in enumerate(row_cells):
             if cell is None:
@@ -212,10 +226,15 @@ def build_table(
                 bands.append(_join((span_head, value, span_middle, when, "\n", message, _BAND_END)))
                 spoken.append(_join((spoken_head, value, spoken_tail)))
             href_tail, to_dst, data_dst = columns[c]
+            state = alerts.get((grid.names[r], grid.names[c])) if alerts else None
+            if state is not None:
+                spoken.append(f"alert: {state}")
+                bands.append(_ALERT_BADGE[state])
             append(
                 _join(
                     (
-                        row_href, href_tail, src, to_dst, "; ".join(spoken), row_data,
+                        _ALERT_TD[state] + row_link if state else row_href, href_tail, src,
+                        to_dst, "; ".join(spoken), row_data,
                         data_dst, _join(bands), "</a></td>",
                     )
                 )
@@ -229,6 +248,7 @@ def build_section(
     grid: GridBands,
     links: dict[tuple[str, str], float] | None = None,
     cell_link: tuple[str, str, str] | None = None,
+    alerts: dict[tuple[str, str], str] | None = None,
 ) -> GridSection:
     name = grid.name
     slug = "".join(ch if ch.isalnum() else "-" for ch in name.lower()).strip("-") or "grid"
@@ -254,7 +274,7 @@ def build_section(
         title=title,
         check_names=list(grid.check_names),
         legend=legend,
-        table_html=build_table(grid, slug, title, links, cell_link),
+        table_html=build_table(grid, slug, title, links, cell_link, alerts),
         last_update=datetime.fromtimestamp(last, tz=UTC) if last else None,
         n_rows=len(grid.names),
         n_cols=len(grid.names),
@@ -337,11 +357,13 @@ def grid_page_data(
         # As results.grid.queries.all_grid_bands, with the combinations read once.
         grids = build_bands(names, window, with_campaign=True, sites=tuple(drilled), **dimensions)
     links = latest_link_baselines() if grids and shown == Scope.HOST else {}
+    # The alerts are host to host: the site grid has none to mark.
+    alerts = alerting_cells(protocols=names, **dimensions) if grids and shown == Scope.HOST else {}
     return GridPage(
         scope=shown,
         sites=known_sites,
         drilled=drilled,
-        sections=[build_section(grid, links, cell_link) for grid in grids],
+        sections=[build_section(grid, links, cell_link, alerts.get(grid.name)) for grid in grids],
         auths=[a for a in Auth.values if any(m[1] == a for m in measured)],
         clients=[c for c in Client.values if any(m[2] == c for m in measured)],
         checksums=[c for c in Checksum.values if any(m[3] == c for m in measured)],
