@@ -170,7 +170,7 @@ def test_a_batch_costs_the_same_queries_whatever_its_checks(
 def test_the_backfill_command_recomputes_the_states(store, monkeypatch):
     from io import StringIO
 
-    from django.core.management import call_command
+    from django.core.management import CommandError, call_command
 
     monkeypatch.setattr(alert_service, "alerts_evaluate", lambda **_: [])  # ingest skips them
     series(store, [40, 40, 40, 40, 20, 20], dst="node-c")
@@ -179,10 +179,15 @@ def test_the_backfill_command_recomputes_the_states(store, monkeypatch):
     out = StringIO()
     call_command("evaluate_alerts", stdout=out)
     assert out.getvalue().strip() == (
-        "evaluated 9 measurements: 2 state changes; alerts now 0 ok, 1 warning, 1 critical"
+        "read 9 measurements: 2 state changes; alerts now 0 ok, 1 warning, 1 critical"
     )
     call_command("evaluate_alerts", stdout=out)  # nothing newer: nothing changes
     assert AlertChange.objects.count() == 2
     out = StringIO()
     call_command("evaluate_alerts", "--reset", stdout=out)
-    assert out.getvalue().splitlines()[-1].startswith("evaluated 9 measurements: 2 state")
+    assert out.getvalue().splitlines() == [
+        "forgot 2 alerts and their 2 state changes",
+        "read 9 measurements: 2 state changes; alerts now 0 ok, 1 warning, 1 critical",
+    ]
+    with pytest.raises(CommandError, match="--days must be positive"):
+        call_command("evaluate_alerts", "--days", "0")

@@ -3,7 +3,7 @@ after changing the rules (TPCBENCH_ALERT_*) with --reset."""
 
 from datetime import timedelta
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 from django.utils import timezone
 
@@ -34,12 +34,12 @@ class Command(BaseCommand):
 
     def handle(self, *args, reset: bool, days: float | None, **options) -> None:
         if days is not None and days <= 0:
-            self.stderr.write("--days must be positive")
-            raise SystemExit(2)
+            raise CommandError(f"--days must be positive (got {days:g})")
         if reset:
             with transaction.atomic():
-                deleted, _ = Alert.objects.all().delete()
-            self.stdout.write(f"forgot {deleted} alerts and changes")
+                _, deleted = Alert.objects.all().delete()
+            alerts, changes = (deleted.get(f"results.{m}", 0) for m in ("Alert", "AlertChange"))
+            self.stdout.write(f"forgot {alerts} alerts and their {changes} state changes")
         rows = Measurement.objects.order_by("started", "id")
         if days is not None:
             rows = rows.filter(started__gte=timezone.now() - timedelta(days=days))
@@ -59,6 +59,6 @@ class Command(BaseCommand):
             last = (batch[-1].started, batch[-1].id)
         states = {s: Alert.objects.filter(state=s).count() for s in ("ok", "warning", "critical")}
         self.stdout.write(
-            f"evaluated {evaluated} measurements: {changes} state changes; alerts now "
+            f"read {evaluated} measurements: {changes} state changes; alerts now "
             + ", ".join(f"{count} {state}" for state, count in states.items())
         )
