@@ -4,13 +4,15 @@ The cycle is the time between the schedule's next two firings (12 h for "0 0,12 
 less the slip. When a campaign's estimate (`estimate.py`) does not fit it:
 
 - "rotate" (the default): the ordered pairs are split into k parts, one part per cycle, so
-  every ordered pair is still measured every k cycles; k is the smallest that fits, tried
-  upwards from ceil(bound / cycle) (no smaller k can fit). The split cuts the ordered
-  pairs, in the order of the round-robin tournament's rounds (each round pairs every node
-  at most once), into k parts of equal estimated work, so every node's work is spread
-  evenly too. Which part is next is kept in
-  $TPCBENCH_HOME/rotation.json (written atomically): the next campaign, after a restart
-  too, continues the rotation. A new node set or new kinds of measurement start a new one.
+  every ordered pair is still measured every k cycles. The pairs, in the order of a
+  round-robin tournament's rounds (each round holds every node at most once), are cut into
+  parts filled up to the cycle: no node's work, nor all the work over the parallel pairs,
+  exceeds it; if a part's estimated schedule still overruns, the parts are filled 5% less.
+  So k is close to ceil(bound / cycle), which no rotation can beat (`k_min`, said beside
+  it). The cuts and the next part are kept in $TPCBENCH_HOME/rotation.json (written
+  atomically): the next campaign, after a restart too, continues the rotation with the
+  same parts whatever the estimates learnt meanwhile; a new rotation is planned when one
+  ends, or when the nodes or the kinds of measurement change.
 - "shorten": fewer checks per cycle: only the first stream setting, then only the first
   checksum, client, auth and protocol, until it fits (and a rotation if even one check per
   pair does not).
@@ -68,56 +70,86 @@ def next_firing(expression: str, after: datetime) -> datetime:
 
 def directed_rounds(names: Sequence[str]) -> tuple[dict[Pair, int], int]:
     """Each ordered pair's round, and how many rounds: a round-robin tournament (circle
-    method) played twice, a -> b in the first half and b -> a in the second."""
+    method) whose every round is played both ways, a -> b in round 2r and b -> a in round
+    2r + 1 (so a part of consecutive rounds has each node sending and receiving alike)."""
     ordered = sorted(set(names))
     rounds = _circle_rounds(ordered)
     half = len(ordered) - 1 if len(ordered) % 2 == 0 else len(ordered)
     directed: dict[Pair, int] = {}
     for pair, r in rounds.items():
         a, b = sorted(pair)
-        directed[(a, b)] = r
-        directed[(b, a)] = r + half
+        directed[(a, b)] = 2 * r
+        directed[(b, a)] = 2 * r + 1
     return directed, 2 * half
 
 
-def split(
-    specs: Sequence[MeasurementSpec],
-    k: int,
-    estimate: Callable[[MeasurementSpec], float] | None = None,
-) -> list[list[MeasurementSpec]]:
-    """`specs` in k parts of equal estimated work, cut from the ordered pairs in round order
-    (so each part is whole rounds but for its two ends); a pair's measurements stay
-    together."""
-    cost = estimate or (lambda spec: 1.0)
+def pair_order(specs: Sequence[MeasurementSpec]) -> dict[Pair, list[MeasurementSpec]]:
+    """The ordered pairs' measurements, the pairs in round order (from the node names
+    alone, so the same nodes give the same order: a rotation's cuts stay valid)."""
     names = sorted({n for spec in specs for n in (spec.src, spec.dst)})
     rounds, _ = directed_rounds(names)
     by_pair: dict[Pair, list[MeasurementSpec]] = {}
     for spec in specs:
         by_pair.setdefault((spec.src, spec.dst), []).append(spec)
-    order = sorted(by_pair, key=lambda pair: (rounds[pair], pair))
-    work = {pair: sum(cost(spec) for spec in by_pair[pair]) for pair in order}
-    total = sum(work.values())
-    parts: list[list[MeasurementSpec]] = [[] for _ in range(k)]
-    done = 0.0
-    for pair in order:
-        # the part whose share of the work holds this pair's middle
-        index = min(k - 1, int((done + work[pair] / 2) * k / total)) if total else 0
-        parts[index].extend(by_pair[pair])
-        done += work[pair]
-    return parts
+    return {pair: by_pair[pair] for pair in sorted(by_pair, key=lambda p: (rounds[p], p))}
+
+
+def fill_cuts(
+    order: dict[Pair, list[MeasurementSpec]],
+    estimate: Callable[[MeasurementSpec], float],
+    cap: float,
+    max_parallel: int,
+    full_duplex: bool = False,
+) -> list[int]:
+    """Where to cut the pairs (in `order`) into parts: each part takes pairs in order while
+    every node's work in it (full duplex: each direction's) and all its work over the
+    parallel pairs stay within `cap` seconds. Returns each part's first pair's index."""
+    cuts = [0]
+    load: dict[tuple[str, str], float] = {}
+    total = 0.0
+    for index, (pair, measurements) in enumerate(order.items()):
+        cost = sum(estimate(spec) for spec in measurements)
+        src, dst = pair
+        keys = (("send", src), ("receive", dst)) if full_duplex else (("", src), ("", dst))
+        over = any(load.get(key, 0.0) + cost > cap for key in keys)
+        if index > cuts[-1] and (over or (total + cost) / max_parallel > cap):
+            cuts.append(index)
+            load, total = {}, 0.0
+        for key in keys:
+            load[key] = load.get(key, 0.0) + cost
+        total += cost
+    return cuts
+
+
+def parts_at(
+    order: dict[Pair, list[MeasurementSpec]], cuts: Sequence[int]
+) -> list[list[MeasurementSpec]]:
+    """The parts between the cuts (the last one to the end)."""
+    pairs = list(order.values())
+    ends = [*cuts[1:], len(pairs)]
+    return [
+        [spec for group in pairs[a:b] for spec in group] for a, b in zip(cuts, ends, strict=True)
+    ]
 
 
 @dataclass
 class Rotation:
-    k: int
+    cuts: list[int]  # each part's first pair, in round order
     parts: list[list[MeasurementSpec]]
     estimates: list[CampaignEstimate]
     k_min: int  # ceil(bound / cycle): no rotation can be shorter
-    fits: bool  # False: even one round per cycle does not fit
+    fits: bool  # False: no split found whose every part fits
+
+    @property
+    def k(self) -> int:
+        return len(self.parts)
 
     @property
     def worst(self) -> float:
         return max(e.makespan for e in self.estimates)
+
+
+TRIES = 12  # each try fills the parts 5% less full
 
 
 def plan_rotation(
@@ -126,40 +158,48 @@ def plan_rotation(
     history: DurationHistory,
     budget: float,
     *,
-    k: int | None = None,
+    cuts: Sequence[int] | None = None,
     full_duplex: bool = False,
 ) -> Rotation:
-    """The smallest k whose every part fits `budget` seconds (or exactly `k`, if given)."""
+    """The fewest parts whose every estimated schedule fits `budget` seconds: the parts are
+    filled up to the budget (then 5% less, and so on, while a schedule overruns); or the
+    parts at the given `cuts` (a rotation under way)."""
     bound = lower_bound(specs, max_parallel, history.estimate, full_duplex)
     k_min = max(1, math.ceil(bound / budget)) if budget > 0 else 1
-    names = {n for spec in specs for n in (spec.src, spec.dst)}
-    _, total_rounds = directed_rounds(sorted(names))
-    candidates = [k] if k is not None else range(min(k_min, total_rounds), total_rounds + 1)
-    rotation: Rotation | None = None
-    for tried in candidates:
-        parts = [part for part in split(specs, tried, history.estimate) if part]
-        if k is None and any(
-            lower_bound(part, max_parallel, history.estimate, full_duplex) > budget
-            for part in parts
-        ):
-            continue  # cheap: a part over the bound cannot fit
+    order = pair_order(specs)
+
+    def at(chosen: Sequence[int]) -> Rotation:
+        parts = parts_at(order, chosen)
         estimates = [
             estimate_campaign(part, max_parallel, history, full_duplex=full_duplex)
             for part in parts
         ]
-        rotation = Rotation(tried, parts, estimates, k_min, True)
+        rotation = Rotation(list(chosen), parts, estimates, k_min, False)
         rotation.fits = rotation.worst <= budget
-        if rotation.fits or k is not None:
-            return rotation
-    if rotation is None:  # even a round's bound is over the budget: one round per cycle
-        parts = [part for part in split(specs, total_rounds, history.estimate) if part]
-        estimates = [
-            estimate_campaign(part, max_parallel, history, full_duplex=full_duplex)
-            for part in parts
-        ]
-        rotation = Rotation(total_rounds, parts, estimates, k_min, False)
-    rotation.fits = False
-    return rotation
+        return rotation
+
+    if cuts is not None:
+        return at(cuts)
+
+    def cuts_at(cap: float) -> list[int]:
+        return fill_cuts(order, history.estimate, cap, max_parallel, full_duplex)
+
+    cap = budget
+    for _ in range(TRIES):
+        rotation = at(cuts_at(cap))
+        if rotation.fits:
+            break
+        cap *= 0.95
+    else:
+        return rotation
+    # The same k with the parts evened out (the smallest cap that still gives k parts), so
+    # no cycle is full to the brim while the last is nearly empty.
+    low, high = bound / rotation.k, cap
+    for _ in range(12):
+        middle = (low + high) / 2
+        low, high = (low, middle) if len(cuts_at(middle)) <= rotation.k else (middle, high)
+    even = at(cuts_at(high))
+    return even if even.fits and even.k <= rotation.k else rotation
 
 
 def rotation_path(home: Path | None = None) -> Path:
@@ -295,20 +335,29 @@ def rotation_for(
     assert fit.budget is not None
     signature = plan_signature(specs)
     state = load_rotation(home)
-    same = state.get("signature") == signature and int(state.get("k", 0)) > 1
+    cuts = state.get("cuts")
+    pairs = len({(spec.src, spec.dst) for spec in specs})
+    valid = (
+        isinstance(cuts, list)
+        and len(cuts) > 1
+        and all(isinstance(c, int) for c in cuts)
+        and cuts == sorted(set(cuts))
+        and cuts[0] == 0
+        and cuts[-1] < pairs
+    )
+    same = state.get("signature") == signature and valid
     part = int(state.get("next", 0)) if same else 0
-    if same and 0 < part < int(state["k"]):  # the rotation under way goes on with its k
+    if same and 0 < part < len(cuts):  # the rotation under way goes on with its parts
         rotation = plan_rotation(
-            specs, max_parallel, history, fit.budget, k=int(state["k"]), full_duplex=full_duplex
+            specs, max_parallel, history, fit.budget, cuts=cuts, full_duplex=full_duplex
         )
         how = f"continuing the rotation of {rotation.k} cycles"
     else:
         rotation = plan_rotation(specs, max_parallel, history, fit.budget, full_duplex=full_duplex)
         part = 0
         how = f"a new rotation of {rotation.k} cycles" + ("" if same else " (new plan)")
-    part %= len(rotation.parts)
     fit.mode = "rotate"
-    fit.k, fit.k_min, fit.part = len(rotation.parts), rotation.k_min, part
+    fit.k, fit.k_min, fit.part = rotation.k, rotation.k_min, part
     fit.specs = rotation.parts[part]
     fit.cycle_estimate = rotation.estimates[part]
     if advance:
@@ -317,6 +366,7 @@ def rotation_for(
             {
                 "signature": signature,
                 "k": fit.k,
+                "cuts": rotation.cuts,
                 "next": (part + 1) % fit.k,
                 "cycle_seconds": fit.cycle,
             },

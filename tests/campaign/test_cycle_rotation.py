@@ -23,8 +23,8 @@ from orchestrator.campaign.rotation import (
     directed_rounds,
     fit_cycle,
     next_firing,
+    plan_rotation,
     rotation_path,
-    split,
 )
 
 NOON = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
@@ -98,13 +98,27 @@ def test_200_nodes_fit_a_two_hour_cycle_in_the_fewest_cycles(tmp_path: Path) -> 
     fit = fit_cycle(specs, max_parallel=100, history=history, cycle=cycle, home=tmp_path)
     assert fit.mode == "rotate"
     assert fit.k == fit.k_min == math.ceil(bound / cycle) == 4  # k - 1 cannot fit
-    parts = split(specs, fit.k, history.estimate)
-    assert Counter(s for part in parts for s in part) == Counter(specs)  # each pair once
-    for part in parts:
-        estimated = estimate_campaign(part, 100, history)
-        assert estimated.makespan <= cycle
+    rotation = plan_rotation(specs, 100, history, cycle)
+    assert rotation.fits and rotation.k == 4
+    assert Counter(s for part in rotation.parts for s in part) == Counter(specs)  # each once
+    for part, estimated in zip(rotation.parts, rotation.estimates, strict=True):
+        assert estimated.measurements == len(part)
+        assert estimated.simulated and estimated.makespan <= cycle
         assert estimated.makespan <= 1.10 * estimated.bound
-    assert fit.specs == parts[0] and "part 1/4" in fit.message
+    assert fit.specs == rotation.parts[0] and "part 1/4" in fit.message
+
+
+def test_heterogeneous_durations_fill_each_cycle_up_to_its_busiest_node(tmp_path: Path) -> None:
+    specs = mesh(40)
+    slow = {"node-003", "node-017"}  # their measurements take 5 times as long
+    history = DurationHistory(tmp_path / "d.json")
+    history.estimate = lambda s: 300.0 if {s.src, s.dst} & slow else 60.0  # type: ignore[method-assign]
+    cycle = 3 * 3600.0
+    rotation = plan_rotation(specs, 20, history, cycle)
+    bound = lower_bound(specs, 20, history.estimate)  # a slow node: 78 x 300 s = 6.5 h
+    assert bound == 78 * 300.0 and rotation.k_min == 3
+    assert rotation.fits and rotation.k == 3
+    assert Counter(s for part in rotation.parts for s in part) == Counter(specs)
 
 
 def test_restarts_continue_the_rotation(tmp_path: Path) -> None:
