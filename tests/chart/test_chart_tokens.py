@@ -72,6 +72,29 @@ def test_the_checksum_dimension_reaches_the_orchestrator(
     assert env_of(orchestrator)["TPCBENCH_CHECKSUM"] == expected
 
 
+@pytest.mark.parametrize(
+    ("sets", "expected"),
+    [
+        ({}, ("host", "false", "false")),
+        ({"campaign.scope": "null", "campaign.sweepHosts": "null", "campaign.lookups": "null"},
+         ("host", "false", "false")),
+        ({"campaign.scope": "site", "campaign.sweepHosts": "true", "campaign.lookups": "true"},
+         ("site", "true", "true")),
+    ],
+)  # fmt: skip
+def test_the_campaign_scope_reaches_the_orchestrator(
+    helm: Helm, sets: dict[str, str], expected: tuple[str, str, str]
+) -> None:
+    """campaign.scope, .sweepHosts, .lookups become TPCBENCH_SCOPE, _SWEEP_HOSTS, _LOOKUPS
+    (docs/sites.md); unset (a release from before them): host, false, false."""
+    objects = helm.template(**sets)
+    orchestrator = named(
+        pod_spec(objects, "Deployment", "-orchestrator")["containers"], "orchestrator"
+    )
+    env = env_of(orchestrator)
+    assert (env["TPCBENCH_SCOPE"], env["TPCBENCH_SWEEP_HOSTS"], env["TPCBENCH_LOOKUPS"]) == expected
+
+
 def test_an_upgrade_that_reuses_values_from_before_campaign_auth_keeps_certificates(
     helm: Helm,
 ) -> None:
