@@ -4,7 +4,10 @@ The loop (rucio daemon shape: `run(once=False, stop=Event())`) starts a campaign
 cron schedule (plus a random slip, like pScheduler's `slip`/`sliprand`) is due, or when the
 webapp holds a pending "run now" campaign. Campaigns run on the loop's own thread, so two
 can never overlap; a machine-wide lock also keeps `tpcbench campaign run` out meanwhile.
-A scheduled time that passes while a campaign runs is skipped, not queued.
+A scheduled time that passes while a campaign runs is skipped, not queued; but a scheduled
+campaign starts no measurement after the next scheduled time (they are missed: its
+deadline), and when its last ones end after that time, the next campaign starts at once.
+A scheduled campaign longer than its cycle is fitted to it (campaign/rotation.py).
 """
 
 from __future__ import annotations
@@ -230,6 +233,7 @@ class OrchestratorService:
         settings = self.settings
         result: CampaignResult | None = None
         campaign_uuid = campaign_uuid or str(uuidlib.uuid4())
+        cycle = self.cycle_settings(trigger, self.clock())
         self.current = campaign_uuid
         self.metrics.campaign_running.set(1)
         try:
@@ -254,7 +258,7 @@ class OrchestratorService:
                         stop_grace=settings.stop_grace,
                         trigger=trigger,
                         schedule_expr=settings.schedule if trigger == "schedule" else "",
-                        **self.cycle_settings(trigger, self.clock()),
+                        **cycle,
                     ),
                     discovery=context.discovery,
                     reporter=self.reporter,
@@ -273,6 +277,10 @@ class OrchestratorService:
             self.current = None
             self.metrics.campaign_running.set(0)
             self.schedule.campaign_ended(self.clock())
+            if cycle.get("deadline") is not None and self.clock() >= cycle["deadline"]:
+                # its last measurements ended after the next slot: that slot's campaign
+                # (the rotation's next part) starts now, late, rather than not at all
+                self.schedule.next_at = self.clock()
             self.metrics.next_campaign.set(self.schedule.next_at.timestamp())
         if result is not None:
             self.last_result = result

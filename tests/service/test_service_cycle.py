@@ -104,6 +104,8 @@ def test_a_slow_campaign_misses_what_it_cannot_begin_before_the_next_slot(
     assert (journal["planned"], journal["done"], journal["late"]) == (30, 3, 1)
     assert journal["missed"] == 27 and journal["cycle_fit"]["mode"] == "over"
     assert len(result.measurements) == 3
+    # it ended at 12:12, after the 12:10 slot: that slot's campaign is due at once
+    assert run.schedule.next_at == clock.now == START + timedelta(minutes=13)
 
 
 def test_a_campaign_run_now_has_no_cycle(tmp_path: Path, monkeypatch) -> None:
