@@ -191,3 +191,22 @@ def test_the_backfill_command_recomputes_the_states(store, monkeypatch):
     ]
     with pytest.raises(CommandError, match="--days must be positive"):
         call_command("evaluate_alerts", "--days", "0")
+
+
+@pytest.mark.django_db
+def test_a_check_whose_first_alert_a_concurrent_ingest_made_is_read_again(store, monkeypatch):
+    """Two ingests of a new check at once: the second's INSERT of the alert conflicts; its
+    evaluation runs again and finds the alert."""
+    existing = alert_service._existing_alerts
+    calls = []
+
+    def first_misses(measurements):
+        calls.append(len(measurements))
+        return {} if len(calls) == 1 else existing(measurements)
+
+    series(store, [40, 40])
+    monkeypatch.setattr(alert_service, "_existing_alerts", first_misses)
+    series(store, [5], start_hours=100)
+    assert calls == [1, 1]
+    alert = Alert.objects.get()
+    assert alert.verdicts == ["ok", "critical"] and alert.last_throughput_gbps < 6

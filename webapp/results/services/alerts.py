@@ -11,7 +11,7 @@ import logging
 from collections.abc import Sequence
 from datetime import timedelta
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from webapp.results.alert_rules import AlertRules, next_state, verdict
 from webapp.results.cache import data_changed
@@ -182,7 +182,11 @@ def alerts_after_ingest(*, measurements: Sequence[Measurement]) -> list[StateCha
     """alerts_evaluate for an ingest, and the notifications of its changes after the commit;
     never raises: the measurements are stored whatever happens here."""
     try:
-        changes = alerts_evaluate(measurements=measurements)
+        try:
+            changes = alerts_evaluate(measurements=measurements)
+        except IntegrityError:
+            # A concurrent ingest made one of these checks' first alert: read them again.
+            changes = alerts_evaluate(measurements=measurements)
     except Exception:
         log.exception("alert evaluation of %d measurements failed", len(measurements))
         return []
