@@ -141,6 +141,8 @@ def load_history(url: str, nodes: int, days: int) -> None:
                         m["finished"],
                         "x509",
                         "native",
+                        "none",
+                        "host",
                     ]
                 )
                 for t in m["transfers"]:
@@ -157,19 +159,21 @@ def load_history(url: str, nodes: int, days: int) -> None:
                             t["error_class"],
                             t["message"],
                             "{}",
+                            0,
                         ]
                     )
             with cursor.copy(
                 "COPY results_measurement (id, uuid, campaign_id, src_id, dst_id, protocol, "
                 "streams, transfer_count, file_size, rtt_ms, throughput_gbps, makespan_gbps, "
-                "succeeded, failed, started, finished, payload_sha256, received, auth, client) "
+                "succeeded, failed, started, finished, payload_sha256, received, auth, client, "
+                "checksum, scope) "
                 "FROM STDIN"
             ) as copy:
                 for row in m_rows:
                     copy.write_row(row)
             with cursor.copy(
                 'COPY results_transfer (id, measurement_id, index, start, "end", bytes, '
-                "outcome, error_class, message, phases) FROM STDIN"
+                "outcome, error_class, message, phases, redirects) FROM STDIN"
             ) as copy:
                 for row in t_rows:
                     copy.write_row(row)
