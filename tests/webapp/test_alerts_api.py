@@ -100,3 +100,15 @@ def test_the_alert_list_costs_the_same_queries_for_many(
 ):
     with django_assert_num_queries(2):  # the count and the page
         anonymous.get("/api/v1/alerts/")
+
+
+@pytest.mark.django_db
+def test_the_admin_lists_alerts_with_their_changes(client, django_user_model, three_checks):
+    user = django_user_model.objects.create_superuser("admin", "admin@example.org", "pw-12345")
+    client.force_login(user)
+    assert client.get("/admin/results/alert/?state__exact=critical").status_code == 200
+    critical = Alert.objects.get(state="critical")
+    page = client.get(f"/admin/results/alert/{critical.pk}/change/")
+    assert page.status_code == 200
+    assert b"all 3 transfers failed" in page.content  # the change inline
+    assert client.get("/admin/results/alert/add/").status_code == 403

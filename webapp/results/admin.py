@@ -1,6 +1,8 @@
 from django.contrib import admin
 
 from webapp.results.models import (
+    Alert,
+    AlertChange,
     Baseline,
     Campaign,
     Lookup,
@@ -89,3 +91,32 @@ class LookupAdmin(admin.ModelAdmin):
     search_fields = ["uuid", "entry", "site"]
     raw_id_fields = ["campaign"]
     date_hierarchy = "started"
+
+
+class AlertChangeInline(admin.TabularInline):
+    model = AlertChange
+    extra = 0
+    fields = ["at", "from_state", "to_state", "reason"]
+    readonly_fields = fields
+    can_delete = False
+
+
+@admin.register(Alert)
+class AlertAdmin(admin.ModelAdmin):
+    """The checks' alerts (docs/alerts.md): the evaluation writes them; an admin may only
+    acknowledge (or un-acknowledge) one."""
+
+    list_display = ["src", "dst", "protocol", "streams", "state", "since", "acknowledged"]
+    list_filter = ["state", "acknowledged", "protocol"]
+    list_select_related = ["src", "dst"]
+    search_fields = ["src__name", "dst__name"]
+    fields = [
+        "src", "dst", "protocol", "streams", "auth", "client", "checksum", "scope", "state",
+        "since", "reason", "acknowledged", "last_started", "last_throughput_gbps",
+        "last_success",
+    ]  # fmt: skip
+    readonly_fields = [f for f in fields if f != "acknowledged"]
+    inlines = [AlertChangeInline]
+
+    def has_add_permission(self, request) -> bool:
+        return False
