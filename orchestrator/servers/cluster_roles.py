@@ -70,6 +70,14 @@ class CmsDelay:
         )
 
 
+# `cms.space min`: the free space below which a data server gets no new file, and the
+# high-water mark above which it gets them again. XRootD's default is 10 GB (and 2%), more
+# than a benchmark volume holds: the chart's is a tmpfs sized for the source file and K
+# copies (docs/install.md), so its manager answered every write "No servers are available to
+# write the file" on real kubelets. 64 MiB / 128 MiB: room for a small copy, no more.
+SPACE_LINE = "cms.space min 64m 128m"
+
+
 @dataclass(frozen=True)
 class ClusterPlace:
     """Where an XRootD node sits.
@@ -144,6 +152,7 @@ def listen_lines(place: ClusterPlace, root_port: int, https_port: int) -> list[s
         lines.append(f"xrd.port {place.cms_port} if exec cmsd")
     lines += [
         place.delay.line(),
+        *([SPACE_LINE] if place.role == "server" else []),
         "if exec xrootd",
         # HTTPS on the xroot port: a redirect goes to the data server's xroot port.
         f"xrd.protocol XrdHttp:{root_port} libXrdHttp.so",

@@ -3,7 +3,8 @@ labelled into site "a", the chart installed with ci/lab-values.yaml and ci/sites
 The site's redirector pod runs (xrootd + cmsd, host network, port 1095) beside the nodes'
 data servers (xrootd + cmsd, 1094); discovery reports the redirector apart from the hosts; a
 GET of the source file through the redirector is redirected to a data server of the site and
-returns that server's bytes, and so does a root:// read. The release uses a CA of the test's
+returns that server's bytes, and so does a root:// read; HTTPS and root:// third-party copies
+from a node to the redirector land on a data server of the site. The release uses a CA of the test's
 own (certificates.ca.existingSecret), so the test holds a client certificate the servers map,
 as the orchestrator's. Its own lab names (tpcch, subnets 10.99.27-28), so it never meets
 test_chart_on_kubelets.py's; the two run one after the other (one kubelet cluster at a time).
@@ -11,6 +12,7 @@ test_chart_on_kubelets.py's; the two run one after the other (one kubelet cluste
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
 import re
@@ -24,12 +26,14 @@ from kubernetes import client
 
 from ca.authority import CertificateAuthority
 from orchestrator.discovery.kubernetes import KubernetesDiscovery
-from orchestrator.endpoints import source_name
+from orchestrator.endpoints import ClientCredentials, source_name
 from orchestrator.lab import stop_lab
 from orchestrator.lab.cluster_lifecycle import start_cluster_lab
 from orchestrator.lab.kube import kernel_settings
 from orchestrator.lab.network import existing_namespaces
 from orchestrator.lab.topology import LabNetwork
+from orchestrator.measurement.run import run_measurement
+from orchestrator.measurement.spec import MeasurementRequest
 from tests.support.helm_chart import CHART, Helm
 from tests.support.kubelet_lab import LAB_VALUES, KubeletLab, all_ready, wait_for
 
@@ -219,6 +223,31 @@ def test_a_root_read_through_the_redirector_gets_a_data_servers_file(
     lab.in_node(other, [*env, "xrdcp", "--nopbar", "-f", url, str(got)], timeout=120)
     assert got.stat().st_size == FILE_SIZE
     assert hashlib.sha256(got.read_bytes()).hexdigest() in digests
+
+
+@pytest.mark.parametrize("protocol", ["https", "root"])
+def test_a_copy_to_the_site_lands_on_one_of_its_data_servers(
+    lab: KubeletLab, site_ca: CertificateAuthority, protocol: str
+) -> None:
+    """Third-party copies from one node of the site to the site's redirector, as a site
+    campaign sends them (campaign/site_scope.py): each follows the redirect to a data server
+    of the site, which stores the file; the records name it and time the redirect."""
+    client_cert = site_ca.issue_client("orchestrator")
+    creds = ClientCredentials(client_cert.cert, client_cert.key, site_ca.certdir)
+    discovery = KubernetesDiscovery(api_client=lab.api, namespace=NAMESPACE)
+    (front,) = discovery.redirectors()
+    source = discovery.discover()[0]
+    request = MeasurementRequest.between(
+        source, front, protocol, 1, transfers=2, file_size=FILE_SIZE
+    )
+    record = asyncio.run(run_measurement(request, creds=creds, measure_latency=False))
+    assert record.succeeded == 2, [t.message for t in record.transfers]
+    servers = {lab.address(n) for n in NODES}
+    for copy in record.transfers:
+        assert copy.redirects >= 1 and copy.phases["redirect"] > 0, copy.phases
+        assert copy.destination_server is not None
+        assert copy.destination_server.rpartition(":")[0] in servers, copy.destination_server
+    assert record.cleanup_errors == []  # the deletes went through the redirector too
 
 
 def test_lab_down_leaves_nothing_and_puts_the_kernel_settings_back(
