@@ -32,6 +32,7 @@ from orchestrator.campaign.journal import (
     campaigns_dir,
     new_counters,
 )
+from orchestrator.campaign.pair_context import with_pair_context
 from orchestrator.campaign.planner import NodeDisjointTasks
 from orchestrator.campaign.result import CampaignProgress, CampaignResult, failed_record
 from orchestrator.campaign.rotation import fit_cycle
@@ -279,20 +280,9 @@ class Campaign:
         )
         record = await outcome if inspect.isawaitable(outcome) else outcome
         record.rtt_ms = rtt_ms
-        measured: dict[str, Any] = record.to_json()
-        for role, node in (("src", src), ("dst", dst)):
-            # the webapp's grid thresholds follow the links; None: not known (any more)
-            measured[f"{role}_link_gbps"] = node.link_gbps or None
-        buffers = [node.tcp_buffer for node in (src, dst) if node.tcp_buffer]
-        if buffers:  # what bounds one stream's window: the sender's and receiver's maximum
-            measured["tcp_buffer_bytes"] = min(buffers)
+        from_orchestrator = self.rtt is measure_rtt and rtt_origin(src) == "orchestrator"
         check = self.rtt_checks.get((src.name, dst.name))
-        if check is not None:  # the emulated WAN's promise, kept or not, goes with the result
-            measured["rtt_target_ms"] = check.target_ms
-            measured["rtt_within_target"] = check.within_target
-        if self.rtt is measure_rtt and rtt_ms is not None and rtt_origin(src) == "orchestrator":
-            measured["rtt_from"] = "orchestrator"  # not the source's position (webapp ignores it)
-        return measured
+        return with_pair_context(record.to_json(), src, dst, check, from_orchestrator)
 
     async def _pair_rtt(self, src: Endpoint, dst: Endpoint) -> float | None:
         pair = (src.name, dst.name)
