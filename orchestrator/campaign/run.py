@@ -41,9 +41,9 @@ from orchestrator.campaign.settings import CampaignSettings
 from orchestrator.campaign.site_scope import (
     SiteFront,
     discover_fronts,
+    plan_campaign_specs,
     report_lookups,
     site_request,
-    sweep_specs,
 )
 from orchestrator.endpoints import ClientCredentials, Endpoint, reported_site
 from orchestrator.errors import UserError
@@ -179,9 +179,7 @@ class Campaign:
             return await self._finish(
                 "failed", CampaignResult(self.uuid, "failed", names, 0, message=problem)
             )
-        specs = self.settings.plan(sorted(self.fronts) if self.fronts else names)
-        if self.settings.sweep_hosts:
-            specs = sweep_specs(specs, self.fronts)
+        specs = plan_campaign_specs(self.settings, names, self.fronts)
         for why in self.settings.unsupported():
             log.warning("left out of the plan: %s", why)
         specs = await asyncio.to_thread(self._fit_cycle, specs)

@@ -87,6 +87,17 @@ def sweep_specs(
     return swept
 
 
+def plan_campaign_specs(
+    settings: CampaignSettings, names: Sequence[str], fronts: dict[str, SiteFront]
+) -> list[MeasurementSpec]:
+    """A campaign's plan: over the hosts `names` (scope host) or the sites' `fronts` (scope
+    site, with the scaling sweep when asked)."""
+    if settings.scope != "site":
+        return settings.plan(names)
+    specs = settings.plan(sorted(fronts))
+    return sweep_specs(specs, fronts) if settings.sweep_hosts else specs
+
+
 def site_lanes(
     spec: MeasurementSpec, src: SiteFront, dst: SiteFront, transfers: int
 ) -> tuple[Lane, ...]:

@@ -31,7 +31,7 @@ from orchestrator.campaign.journal import recover_interrupted
 from orchestrator.campaign.result import CampaignProgress, CampaignResult
 from orchestrator.campaign.rotation import preview_fit
 from orchestrator.campaign.run import Campaign
-from orchestrator.campaign.site_scope import discover_fronts, sweep_specs
+from orchestrator.campaign.site_scope import discover_fronts, plan_campaign_specs
 from orchestrator.cli.campaign_options import add_campaign_flags, settings_from_args
 from orchestrator.sizes import format_size
 
@@ -78,13 +78,8 @@ def campaign_plan(args: argparse.Namespace) -> int:
     context = build_context(settings, need_credentials=False)
     nodes = context.discovery.discover()
     campaign_settings = context.campaign_settings(settings)
-    if campaign_settings.scope == "site":
-        fronts = discover_fronts(context.discovery, nodes)
-        specs = campaign_settings.plan(sorted(fronts))
-        if campaign_settings.sweep_hosts:
-            specs = sweep_specs(specs, fronts)
-    else:
-        specs = campaign_settings.plan(nodes)
+    fronts = discover_fronts(context.discovery, nodes) if campaign_settings.scope == "site" else {}
+    specs = plan_campaign_specs(campaign_settings, [n.name for n in nodes], fronts)
     for why in campaign_settings.unsupported():
         print(f"left out of the plan: {why}", file=sys.stderr)
     fit = preview_fit(
