@@ -304,3 +304,30 @@ def test_orchestrator_campaign_payload_is_accepted(reporter, make_payload):
         f"/api/v1/campaigns/{uuid_lib.uuid4()}/", {"state": "running"}, format="json"
     )
     assert missing.status_code == 404
+
+
+def test_the_orchestrators_counters_and_cycle_fit_are_kept(reporter, anonymous):
+    """What `campaign_payload` sends of a journal (planned .. late, cycle_fit) is stored and
+    served; a negative count is a 400 naming it; a campaign never told keeps nulls."""
+    from orchestrator.campaign.journal import campaign_payload
+
+    uuid = reporter.post("/api/v1/campaigns/", {}, format="json").json()["uuid"]
+    assert anonymous.get(f"/api/v1/campaigns/{uuid}/").json()["planned"] is None
+    journal = {
+        "uuid": uuid,
+        "state": "finished",
+        "planned": 12,
+        "done": 9,
+        "failed": 1,
+        "missed": 2,
+        "late": 1,
+        "cycle_fit": {"mode": "rotate", "k": 2, "part": 1},
+    }
+    response = reporter.patch(f"/api/v1/campaigns/{uuid}/", campaign_payload(journal),
+                              format="json")  # fmt: skip
+    assert response.status_code == 200, response.json()
+    shown = anonymous.get(f"/api/v1/campaigns/{uuid}/").json()
+    assert [shown[k] for k in ("planned", "done", "failed", "missed", "late")] == [12, 9, 1, 2, 1]
+    assert shown["cycle_fit"] == {"mode": "rotate", "k": 2, "part": 1}
+    bad = reporter.patch(f"/api/v1/campaigns/{uuid}/", {"missed": -1}, format="json")
+    assert bad.status_code == 400 and "missed" in bad.json()

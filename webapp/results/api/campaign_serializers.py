@@ -13,6 +13,13 @@ from webapp.results.api.fields import (
 from webapp.results.choices import CampaignState, Trigger
 from webapp.results.models import Campaign
 
+# A campaign's counters, as the orchestrator's journal keeps them (campaign/journal.py).
+COUNTERS = ("planned", "done", "failed", "missed", "late")
+COUNTER_HELP = (
+    "The orchestrator's count: planned in this cycle, done (all transfers succeeded), failed, "
+    "missed (not begun before the next cycle's start), late (ended after it)."
+)
+
 
 class RttCheckSerializer(serializers.Serializer):
     """One pair's RTT before the campaign against what the emulated WAN promised."""
@@ -44,8 +51,12 @@ class CampaignSerializer(serializers.ModelSerializer):
             "measurements",
             "rtt_checks",
             "rtt_off",
+            *COUNTERS,
+            "cycle_fit",
         ]
-        read_only_fields = ["uuid", "state", "started", "finished", "created"]
+        read_only_fields = [
+            "uuid", "state", "started", "finished", "created", *COUNTERS, "cycle_fit"
+        ]  # fmt: skip
 
     def get_rtt_off(self, campaign: Campaign) -> int:
         return sum(1 for check in campaign.rtt_checks or [] if check.get("within_target") is False)
@@ -63,6 +74,16 @@ class CampaignUpdateSerializer(serializers.Serializer):
     finished = MomentField(required=False)
     schedule = FreeTextField(max_length=100, allow_blank=True, required=False)
     rtt_checks = RttCheckSerializer(many=True, required=False, max_length=100_000)
+    planned = serializers.IntegerField(min_value=0, required=False, help_text=COUNTER_HELP)
+    done = serializers.IntegerField(min_value=0, required=False, help_text=COUNTER_HELP)
+    failed = serializers.IntegerField(min_value=0, required=False, help_text=COUNTER_HELP)
+    missed = serializers.IntegerField(min_value=0, required=False, help_text=COUNTER_HELP)
+    late = serializers.IntegerField(min_value=0, required=False, help_text=COUNTER_HELP)
+    cycle_fit = serializers.DictField(
+        required=False,
+        help_text="How the campaign fitted its cycle (mode fits, rotate, shorten or over; k, "
+        "part, the estimate), as the orchestrator's journal has it.",
+    )
 
     def validate(self, attrs: dict) -> dict:
         campaign = self.instance

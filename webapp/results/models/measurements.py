@@ -66,6 +66,17 @@ class Campaign(models.Model):
     # The emulated WAN's promise checked before measuring (lab --rtt): one entry per ordered
     # pair, {src, dst, target_ms, measured_ms, within_target}; empty without targets.
     rtt_checks = models.JSONField(default=list, blank=True)
+    # What the orchestrator counted (docs/orchestrator.md, Fitting the cycle): measurements
+    # planned in this cycle, done (every transfer succeeded), failed, missed (not begun before
+    # the next cycle's start) and late (ended after it); null: not said (an older orchestrator).
+    planned = models.PositiveIntegerField(null=True, blank=True)
+    done = models.PositiveIntegerField(null=True, blank=True)
+    failed = models.PositiveIntegerField(null=True, blank=True)
+    missed = models.PositiveIntegerField(null=True, blank=True)
+    late = models.PositiveIntegerField(null=True, blank=True)
+    # How the campaign fitted its cycle (all of it, a rotation's part k, shortened), with its
+    # estimate: the orchestrator's journal entry as it sent it; null: not said.
+    cycle_fit = models.JSONField(null=True, blank=True)
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -46,6 +46,7 @@ def campaign_update(
     schedule: str | None = None,
     trigger: str | None = None,
     rtt_checks: list[dict] | None = None,
+    **counted: int | dict,
 ) -> Campaign:
     """Orchestrator progress: state and times (a finished campaign gets a finish time), and
     the RTT check made before measuring."""
@@ -57,6 +58,7 @@ def campaign_update(
         ("schedule", schedule),
         ("trigger", trigger),
         ("rtt_checks", rtt_checks),
+        *counted.items(),  # planned .. late, cycle_fit: as the orchestrator counted them
     ):
         if value is not None:
             setattr(campaign, name, value)
