@@ -33,8 +33,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from croniter import croniter
-
+from orchestrator.campaign.cycle_times import cycle_seconds
 from orchestrator.campaign.estimate import (
     CampaignEstimate,
     DurationHistory,
@@ -53,19 +52,6 @@ log = logging.getLogger(__name__)
 FIT_MODES = ("rotate", "shorten", "off")
 SHORTEN_ORDER = ("streams", "checksum", "client", "auth", "protocol")
 Pair = tuple[str, str]
-
-
-def cycle_seconds(expression: str, now: datetime) -> float:
-    """The cycle: seconds between the cron expression's next two firings after `now`."""
-    times = croniter(expression, now)
-    first: datetime = times.get_next(datetime)
-    second: datetime = times.get_next(datetime)
-    return (second - first).total_seconds()
-
-
-def next_firing(expression: str, after: datetime) -> datetime:
-    """The cron expression's first firing strictly after `after` (a campaign's deadline)."""
-    return croniter(expression, after).get_next(datetime)
 
 
 def directed_rounds(names: Sequence[str]) -> tuple[dict[Pair, int], int]:

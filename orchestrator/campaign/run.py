@@ -24,18 +24,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from orchestrator.campaign.cycle_book import CycleBook
 from orchestrator.campaign.duplex import DuplexScheduler
-from orchestrator.campaign.estimate import DurationHistory
 from orchestrator.campaign.journal import (
     CampaignJournal,
     campaign_payload,
     campaigns_dir,
-    new_counters,
 )
+from orchestrator.campaign.pair_baselines import PairBaselines
 from orchestrator.campaign.pair_context import with_pair_context
 from orchestrator.campaign.planner import NodeDisjointTasks
 from orchestrator.campaign.result import CampaignProgress, CampaignResult, failed_record
-from orchestrator.campaign.rotation import fit_cycle
 from orchestrator.campaign.rtt_check import RttCheck, check_pair_rtts
 from orchestrator.campaign.settings import CampaignSettings
 from orchestrator.campaign.site_scope import (
@@ -46,15 +45,11 @@ from orchestrator.campaign.site_scope import (
     site_request,
 )
 from orchestrator.endpoints import ClientCredentials, Endpoint, reported_site
-from orchestrator.errors import UserError
 from orchestrator.latency import measure_rtt, rtt_origin
 from orchestrator.measurement.run import run_measurement
 from orchestrator.measurement.spec import MeasurementRequest, MeasurementSpec
 from orchestrator.prelim.baseline import (
     Baseline,
-    check_baseline_options,
-    check_baseline_possible,
-    link_streams,
     measure_baseline,
 )
 from orchestrator.report.reporter import Reporter
@@ -113,7 +108,6 @@ class Campaign:
         self.reporter = reporter
         self.measure = measure
         self.rtt = rtt
-        self.link_baseline = link_baseline
         self.home = home
         self.progress = progress
         self.uuid = str(uuidlib.UUID(uuid)) if uuid else str(uuidlib.uuid4())
@@ -128,13 +122,9 @@ class Campaign:
         self.vanished: dict[str, str] = {}  # node -> why its measurements failed
         self.rtts: dict[Pair, float | None] = {}  # per ordered pair, taken once
         self.rtt_checks: dict[Pair, RttCheck] = {}  # pairs with an emulated WAN's target
-        self.baselines: set[Pair] = set()  # ordered pairs whose link was measured
+        self.baselines = PairBaselines(settings, link_baseline, reporter, self.uuid)
+        self.book = CycleBook(settings, home, self.clock)  # fitting the cycle, its counters
         self._last_discovery = 0.0
-        # fitting the cycle (rotation.py): the durations learnt, the counters, the missed
-        self.history: DurationHistory | None = None
-        self.counters = new_counters()
-        self.missed: set[MeasurementSpec] = set()
-        self._began: dict[MeasurementSpec, datetime] = {}
 
     # -- the run ---------------------------------------------------------------------------
 
@@ -182,7 +172,7 @@ class Campaign:
         specs = plan_campaign_specs(self.settings, names, self.fronts)
         for why in self.settings.unsupported():
             log.warning("left out of the plan: %s", why)
-        specs = await asyncio.to_thread(self._fit_cycle, specs)
+        specs = await asyncio.to_thread(self.book.fit, specs, self._journal)
         self.result = CampaignResult(self.uuid, "running", names, len(specs))
         # An emulated WAN (lab --rtt) promises RTTs: check them all before measuring anything.
         if any(e.rtt_targets_ms for e in self.endpoints.values()) and not stop.is_set():
@@ -215,18 +205,7 @@ class Campaign:
             unready = "".join(f"; {why}" for why in self.vanished.values())
             found = len(self.endpoints)
             return f"a campaign needs at least 2 ready nodes, discovery found {found}{unready}"
-        if self.settings.baseline:
-            try:
-                check_baseline_options(
-                    self._baseline_streams(),
-                    self.settings.baseline_seconds,
-                    self.settings.baseline_omit,
-                )
-                for endpoint in self.endpoints.values():
-                    check_baseline_possible(endpoint, endpoint)
-            except UserError as exc:
-                return str(exc)
-        return ""
+        return self.baselines.problem(self.endpoints.values())
 
     async def _check_rtts(self) -> None:
         assert self.result is not None
@@ -272,7 +251,7 @@ class Campaign:
         # The first measurement of an ordered pair takes its RTT (and its link baseline),
         # while both nodes are ours.
         rtt_ms = await self._pair_rtt(src, dst)
-        await self._pair_baseline(src, dst)
+        await self.baselines.take(src, dst)
         outcome = self.measure(
             request, campaign=self.uuid, measure_latency=False, **self.measure_options
         )
@@ -292,55 +271,11 @@ class Campaign:
                 self.rtts[pair] = None
         return self.rtts[pair]
 
-    async def _pair_baseline(self, src: Endpoint, dst: Endpoint) -> None:
-        pair = (src.name, dst.name)
-        if not self.settings.baseline or pair in self.baselines:
-            return
-        self.baselines.add(pair)
-        # a failed baseline comes back as data (its error), never as an exception
-        measured = await asyncio.to_thread(
-            self.link_baseline,
-            src,
-            dst,
-            campaign=self.uuid,
-            streams=self._baseline_streams(),
-            seconds=self.settings.baseline_seconds,
-            omit=self.settings.baseline_omit,
-        )
-        await asyncio.to_thread(self.reporter.report_result, "baseline", measured.to_json())
-
-    def _baseline_streams(self) -> int:
-        """As many streams as the pair's busiest measurement: K transfers x the most streams."""
-        return link_streams(self.settings.transfers, max(self.settings.streams))
-
-    def _fit_cycle(self, specs: list[MeasurementSpec]) -> list[MeasurementSpec]:
-        """What this cycle measures (all of it, a rotation's part, or shortened), said in
-        the log and the journal with the estimate (rotation.py)."""
-        settings = self.settings
-        self.history = DurationHistory.load(self.home)
-        fit = fit_cycle(
-            specs,
-            max_parallel=settings.max_parallel_pairs,
-            history=self.history,
-            cycle=settings.cycle,
-            slip=settings.slip,
-            mode=settings.cycle_fit,
-            home=self.home,
-            full_duplex=settings.full_duplex,
-        )
-        self.counters["planned"] = len(fit.specs)
-        self._journal.set_state("running", cycle_fit=fit.to_json(), **self.counters)
-        return fit.specs
-
     async def _skip(self, spec: MeasurementSpec) -> bool:
         """Not started: past the deadline (missed), or a node gone; else its start time."""
-        deadline = self.settings.deadline
-        if deadline is not None and self.clock() >= deadline:
-            self.missed.add(spec)
+        if self.book.past_deadline(spec) or await self._node_gone(spec):
             return True
-        if await self._node_gone(spec):
-            return True
-        self._began[spec] = self.clock()
+        self.book.began(spec)
         return False
 
     async def _node_gone(self, spec: MeasurementSpec) -> bool:
@@ -367,13 +302,9 @@ class Campaign:
         assert self.result is not None
         if isinstance(error, asyncio.CancelledError):
             return  # cut short by the stop grace period: not a finished measurement
-        if spec in self.missed:  # counted, not reported: it never began
-            self.counters["missed"] += 1
+        ok = None if error is not None or measured is None else True
+        if not self.book.ended(spec, ok):  # missed: counted, not reported: it never began
             return
-        began = self._began.pop(spec, None)
-        took = (self.clock() - began).total_seconds() if began is not None else -1.0
-        if took >= 0 and error is None and measured is not None and self.history:
-            self.history.record(spec, took)
         if error is not None:  # a bug or an unexpected tool error: recorded, not raised
             log.error("measurement %s crashed", spec.key, exc_info=error)
             message = f"orchestrator error while measuring: {type(error).__name__}: {error}"
@@ -384,11 +315,7 @@ class Campaign:
             measured = self._failed(spec, "connect", reason, self.rtts.get((spec.src, spec.dst)))
         sent = await asyncio.to_thread(self._keep, measured)
         self.result.measurements.append(measured)
-        ok = measured["failed"] == 0 and measured["succeeded"] > 0
-        self.counters["done" if ok else "failed"] += 1
-        deadline = self.settings.deadline
-        if deadline is not None and self.clock() > deadline:
-            self.counters["late"] += 1
+        self.book.count(measured)
         if self.progress is not None:
             done = len(self.result.measurements)
             self.progress(CampaignProgress(done, self.result.total, measured, sent))
@@ -442,9 +369,7 @@ class Campaign:
 
     async def _finish(self, state: str, result: CampaignResult) -> CampaignResult:
         def save() -> None:
-            if self.history is not None and self.history.durations:
-                self.history.save()  # what the next campaigns' estimates learn from
-            counters = self.counters if self.counters["planned"] else {}
+            counters = self.book.close()
             self._journal.set_state(state, finished=iso(datetime.now(UTC)), **counters)
             self.reporter.report_campaign(self.uuid, campaign_payload(self._journal.data))
 

@@ -29,9 +29,9 @@ from orchestrator.campaign.context import (
     build_reporter,
     campaign_lock,
 )
+from orchestrator.campaign.cycle_times import cycle_seconds, next_firing
 from orchestrator.campaign.journal import recover_interrupted
 from orchestrator.campaign.result import CampaignProgress, CampaignResult
-from orchestrator.campaign.rotation import cycle_seconds, next_firing
 from orchestrator.campaign.run import Campaign
 from orchestrator.campaign.settings import Settings
 from orchestrator.errors import UserError

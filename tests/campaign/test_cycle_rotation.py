@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator.campaign.cycle_times import cycle_seconds, next_firing
 from orchestrator.campaign.estimate import (
     DurationHistory,
     estimate_campaign,
@@ -19,10 +20,8 @@ from orchestrator.campaign.estimate import (
 )
 from orchestrator.campaign.planner import plan_measurements
 from orchestrator.campaign.rotation import (
-    cycle_seconds,
     directed_rounds,
     fit_cycle,
-    next_firing,
     plan_rotation,
     rotation_path,
 )
