@@ -20,13 +20,13 @@ from orchestrator.lab.kube.binaries import check_images, find_binaries
 from orchestrator.lab.kube.cluster_lab import cluster_status, kubeconfig_path, start_cluster
 from orchestrator.lab.kube.node_config import node_labels
 from orchestrator.lab.lifecycle import (
-    check_links,
     check_netns_free,
     check_no_lab_running,
     run_record_path,
     stop_lab,
 )
 from orchestrator.lab.network import create_network
+from orchestrator.lab.preflight import check_links
 from orchestrator.lab.run_record import ClusterRun, LabRun
 from orchestrator.lab.topology import NETNS, LabNetwork, plan_nodes
 from orchestrator.lab.wan import delay_line_status, start_wan

@@ -25,7 +25,7 @@ from orchestrator.lab.inventory import (
 from orchestrator.lab.kube.cluster_lab import stop_cluster
 from orchestrator.lab.network import check_netns_free, create_network, destroy_network
 from orchestrator.lab.node_files import AccessFiles, NodeFiles, copy_certdir, own, prepare_node_dir
-from orchestrator.lab.preflight import check_host_ports_free, check_reachable_by
+from orchestrator.lab.preflight import check_host_ports_free, check_links, check_reachable_by
 from orchestrator.lab.run_record import LabRun
 from orchestrator.lab.runtime import PROCESS, Runtime
 from orchestrator.lab.runtime_registry import make_runtime
@@ -46,8 +46,8 @@ from orchestrator.lab.token_issuer import (
 )
 from orchestrator.lab.token_trust import trust_in_namespace
 from orchestrator.lab.topology import LOOPBACK, MODES, NETNS, LabNetwork, NodePlan, plan_nodes
-from orchestrator.lab.wan import check_wan_tools, refresh_wan, start_wan, stop_wan
-from orchestrator.lab.wan_profile import RttMatrix, TcpSettings, rtt_matrix
+from orchestrator.lab.wan import refresh_wan, start_wan, stop_wan
+from orchestrator.lab.wan_profile import RttMatrix, TcpSettings
 from orchestrator.paths import tpcbench_home
 from orchestrator.servers import render_grid_mapfile
 from orchestrator.servers.access import hosts_dn_prefix, new_macaroon_secret, render_xrootd_gridmap
@@ -154,32 +154,6 @@ def start_lab(
     except BaseException:
         stop_lab(home)
         raise
-
-
-def check_links(
-    mode: str,
-    plans: Sequence[NodePlan],
-    rate_gbit: float | None,
-    rtt: str | None,
-    tcp: TcpSettings | None,
-    layout: SiteLayout | None = None,
-) -> RttMatrix | None:
-    """The link options make sense for this mode; the RTT matrix they ask for."""
-    if rate_gbit is not None and rate_gbit <= 0:
-        raise UserError(f"--link-capacity must be a positive rate, not {rate_gbit} Gbit/s")
-    if rate_gbit is not None and mode != NETNS:
-        raise UserError("--link-capacity needs netns mode (root): loopback cannot be shaped")
-    if (rtt is not None or tcp is not None) and mode != NETNS:
-        raise UserError("--rtt and TCP settings need netns mode (root): loopback has no WAN")
-    if rtt is None:
-        matrix = None
-    else:  # a site lab's --rtt names sites: each host pair takes its sites' RTT
-        matrix = layout.host_matrix(rtt) if layout else rtt_matrix(rtt, [p.name for p in plans])
-    if mode == NETNS:  # the defaults too: bbr may not be allowed in a namespace here
-        (tcp or TcpSettings()).validate()
-    if matrix is not None:
-        check_wan_tools()
-    return matrix
 
 
 def check_no_lab_running(home: Path) -> None:

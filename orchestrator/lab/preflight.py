@@ -1,4 +1,5 @@
-"""Checks before `lab up` touches anything: programs, plugins, the server account, ports."""
+"""Checks before `lab up` touches anything: programs, plugins, the server account, ports, and
+whether the link options (capacity, RTT, TCP settings) make sense for the mode."""
 
 from __future__ import annotations
 
@@ -12,7 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from orchestrator.errors import UserError
-from orchestrator.lab.topology import NodePlan, all_ports
+from orchestrator.lab.sites import SiteLayout
+from orchestrator.lab.topology import NETNS, NodePlan, all_ports
+from orchestrator.lab.wan import check_wan_tools
+from orchestrator.lab.wan_profile import RttMatrix, TcpSettings, rtt_matrix
 from orchestrator.servers.xrootd import REQUIRED_PLUGINS, TOKEN_PLUGIN
 
 # program -> the Debian package that provides it
@@ -124,3 +128,29 @@ def check_host_ports_free(plans: Sequence[NodePlan]) -> None:
                         "stop what uses it, or choose other ports with: "
                         "tpcbench lab up --base-port <port>"
                     ) from None
+
+
+def check_links(
+    mode: str,
+    plans: Sequence[NodePlan],
+    rate_gbit: float | None,
+    rtt: str | None,
+    tcp: TcpSettings | None,
+    layout: SiteLayout | None = None,
+) -> RttMatrix | None:
+    """The link options make sense for this mode; the RTT matrix they ask for."""
+    if rate_gbit is not None and rate_gbit <= 0:
+        raise UserError(f"--link-capacity must be a positive rate, not {rate_gbit} Gbit/s")
+    if rate_gbit is not None and mode != NETNS:
+        raise UserError("--link-capacity needs netns mode (root): loopback cannot be shaped")
+    if (rtt is not None or tcp is not None) and mode != NETNS:
+        raise UserError("--rtt and TCP settings need netns mode (root): loopback has no WAN")
+    if rtt is None:
+        matrix = None
+    else:  # a site lab's --rtt names sites: each host pair takes its sites' RTT
+        matrix = layout.host_matrix(rtt) if layout else rtt_matrix(rtt, [p.name for p in plans])
+    if mode == NETNS:  # the defaults too: bbr may not be allowed in a namespace here
+        (tcp or TcpSettings()).validate()
+    if matrix is not None:
+        check_wan_tools()
+    return matrix
