@@ -25,17 +25,15 @@ between a site and a level, crosses the WAN router, which delays it by the pair'
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from orchestrator.endpoints import DEFAULT_PORTS
+from orchestrator.endpoints import DEFAULT_PORTS, SITE_NAME
 from orchestrator.errors import UserError
 from orchestrator.lab.topology import NETNS, NETNS_DATA_PORTS, LabNetwork, NodePlan
 from orchestrator.lab.wan_profile import PROFILES, RttMatrix, derived_rtt_ms, rtt_matrix
 
-SITE_NAME = re.compile(r"^[a-z][a-z0-9]{0,7}$")
 MAX_SITES = 20
 MAX_HOSTS_PER_SITE = 50
 FIRST_HOST_OCTET = 10
