@@ -46,6 +46,7 @@ class CampaignContext:
             baseline=settings.baseline,
             baseline_seconds=settings.baseline_seconds,
             baseline_omit=settings.baseline_omit,
+            full_duplex=settings.full_duplex,
             **run,
         )
 

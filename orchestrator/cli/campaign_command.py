@@ -32,7 +32,11 @@ from orchestrator.campaign.result import CampaignProgress, CampaignResult
 from orchestrator.campaign.rotation import preview_fit
 from orchestrator.campaign.run import Campaign
 from orchestrator.campaign.site_scope import discover_fronts, plan_campaign_specs
-from orchestrator.cli.campaign_options import add_campaign_flags, settings_from_args
+from orchestrator.cli.campaign_options import (
+    add_campaign_flags,
+    add_cycle_fit_flag,
+    settings_from_args,
+)
 from orchestrator.sizes import format_size
 
 
@@ -64,12 +68,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="cron expression whose cycle the estimate is held against (default the "
         "orchestrator's schedule setting, '0 0,12 * * *')",
     )
-    plan.add_argument(
-        "--cycle-fit",
-        default=None,
-        help="when a scheduled campaign is longer than its cycle: rotate (default: the mesh "
-        "over the fewest consecutive cycles), shorten (fewer checks per cycle) or off",
-    )
+    add_cycle_fit_flag(plan)
     plan.set_defaults(func=campaign_plan)
 
 
@@ -166,9 +165,7 @@ def campaign_run(args: argparse.Namespace) -> int:
     task = bar.add_task("starting", total=None, pairs="0/?")
     pair_total: dict[tuple[str, str], int] = {}
     pair_done: dict[tuple[str, str], int] = {}
-    campaign_settings = context.campaign_settings(
-        settings, trigger="cli", full_duplex=settings.full_duplex
-    )
+    campaign_settings = context.campaign_settings(settings, trigger="cli")
     per_pair = campaign_settings.per_pair
 
     def progress(update: CampaignProgress) -> None:

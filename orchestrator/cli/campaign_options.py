@@ -73,6 +73,26 @@ def add_campaign_flags(parser: argparse.ArgumentParser) -> None:
         help="with --scope site: also time a lookup of a fresh file from every redirector "
         "level (local, regional, global) down to its data server: the hop overhead",
     )
+    parser.add_argument(
+        "--full-duplex",
+        action="store_const",
+        const=True,
+        default=None,
+        help="let a node send in one measurement while it receives in another (a shorter "
+        "campaign, up to half; off by default: docs/orchestrator.md, 'Full duplex')",
+    )
+
+
+def add_cycle_fit_flag(parser: argparse.ArgumentParser) -> None:
+    """The choice for a scheduled campaign longer than its cycle (`campaign plan`, the
+    orchestrator)."""
+    parser.add_argument(
+        "--cycle-fit",
+        default=None,
+        help="when a scheduled campaign is longer than its cycle: rotate (default: the mesh "
+        "over the fewest consecutive cycles), shorten (fewer checks per cycle) or off (the "
+        "whole mesh anyway, with a warning: what has not begun by the next cycle is missed)",
+    )
 
 
 def given_flags(args: argparse.Namespace) -> dict[str, Any]:

@@ -8,7 +8,11 @@ import signal
 import sys
 import threading
 
-from orchestrator.cli.campaign_options import add_campaign_flags, settings_from_args
+from orchestrator.cli.campaign_options import (
+    add_campaign_flags,
+    add_cycle_fit_flag,
+    settings_from_args,
+)
 from orchestrator.service.daemon import OrchestratorService
 
 
@@ -26,6 +30,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--schedule", default=None, help="cron expression (default '0 0,12 * * *')"
     )
     service.add_argument("--slip", default=None, help="random delay after each time, e.g. 30m")
+    add_cycle_fit_flag(service)
     service.add_argument("--poll-interval", default=None, help="webapp poll period (default 30s)")
     service.add_argument("--stop-grace", default=None, help="SIGTERM grace for measurements (25s)")
     service.add_argument("--metrics-bind", default=None, help="address (default 127.0.0.1)")

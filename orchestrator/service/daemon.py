@@ -149,10 +149,9 @@ class OrchestratorService:
         """A scheduled campaign's cycle (the cron's next two firings) and deadline (the next
         firing: measurements not begun by then are missed); others have neither."""
         if trigger != "schedule":
-            return {"full_duplex": self.settings.full_duplex}
+            return {}
         expression = self.settings.schedule
         return {
-            "full_duplex": self.settings.full_duplex,
             "cycle": cycle_seconds(expression, now),
             "slip": self.settings.slip,
             "cycle_fit": self.settings.cycle_fit,

@@ -58,3 +58,36 @@ def test_plan_with_a_bad_cycle_fit_is_one_line(tmp_path, home, capsys) -> None:
     path = inventory(tmp_path, 3)
     assert main(["campaign", "plan", "--inventory", str(path), "--cycle-fit", "drop"]) != 0
     assert "cycle_fit: drop is not one of rotate, shorten, off" in capsys.readouterr().err
+
+
+def test_plan_full_duplex_flag_lowers_the_bound_the_estimate_is_held_against(
+    tmp_path, home, capsys
+) -> None:
+    path = inventory(tmp_path, 100)
+    # 100 pairs at a time: the busiest node, not the parallelism, bounds the campaign
+    flags = ["--inventory", str(path), "--max-parallel-pairs", "100", "--json"]
+    assert main(["campaign", "plan", *flags]) == 0
+    half = json.loads(capsys.readouterr().out)["cycle_fit"]
+    assert main(["campaign", "plan", *flags, "--full-duplex"]) == 0
+    full = json.loads(capsys.readouterr().out)["cycle_fit"]
+    # a node sending in one measurement while receiving in another: its 2(N-1) pairs' work
+    # is bounded by the larger of its sends and receives, half of the sum
+    assert full["estimate"]["bound"] == half["estimate"]["bound"] / 2
+    assert full["k"] <= half["k"]
+
+
+def test_the_orchestrators_cycle_fit_and_full_duplex_flags_win_over_the_environment(
+    monkeypatch,
+) -> None:
+    from orchestrator.cli import build_parser
+    from orchestrator.cli.campaign_options import settings_from_args
+
+    monkeypatch.setenv("TPCBENCH_CYCLE_FIT", "off")
+    monkeypatch.delenv("TPCBENCH_FULL_DUPLEX", raising=False)
+    args = build_parser().parse_args(["orchestrator", "--cycle-fit", "shorten", "--full-duplex"])
+    settings = settings_from_args(args)
+    assert (settings.cycle_fit, settings.full_duplex) == ("shorten", True)
+    assert settings.sources["cycle_fit"] == "flag"
+    args = build_parser().parse_args(["orchestrator"])
+    settings = settings_from_args(args)
+    assert (settings.cycle_fit, settings.full_duplex) == ("off", False)

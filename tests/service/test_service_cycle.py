@@ -110,7 +110,7 @@ def test_a_slow_campaign_misses_what_it_cannot_begin_before_the_next_slot(
 
 def test_a_campaign_run_now_has_no_cycle(tmp_path: Path, monkeypatch) -> None:
     run = service(tmp_path, monkeypatch, Clock(), timedelta(seconds=60))
-    assert run.cycle_settings("manual", START) == {"full_duplex": False}
+    assert run.cycle_settings("manual", START) == {}
     scheduled = run.cycle_settings("schedule", START)
     assert scheduled["cycle"] == 600.0 and scheduled["cycle_fit"] == "rotate"
     assert scheduled["deadline"] == datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
