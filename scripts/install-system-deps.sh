@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages tpc-bench needs, skipping what is already there.
 # Usage: scripts/install-system-deps.sh [GROUP ...]
-#   groups: base lab postgres browser cluster images kubenode kubenode-build
+#   groups: base lab postgres browser cluster images kubenode kubenode-build monitoring
 set -euo pipefail
 
 declare -A GROUP_PACKAGES=(
@@ -15,10 +15,13 @@ declare -A GROUP_PACKAGES=(
   [kubenode]="containerd iptables containernetworking-plugins conntrack"
   # What scripts/kubenode/build.sh needs besides Go: a static C pause program, file capabilities.
   [kubenode-build]="gcc libc6-dev libcap2-bin"
+  # promtool, which checks the chart's PrometheusRule (tests/chart/test_chart_monitoring.py);
+  # the package's Prometheus server is not wanted: see below.
+  [monitoring]="prometheus"
 )
 
 groups=("$@")
-[ ${#groups[@]} -gt 0 ] || groups=(base lab postgres browser cluster images kubenode kubenode-build)
+[ ${#groups[@]} -gt 0 ] || groups=(base lab postgres browser cluster images kubenode kubenode-build monitoring)
 
 wanted=()
 for g in "${groups[@]}"; do
@@ -41,3 +44,16 @@ echo "install-system-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -q
 apt-get install -y -q --no-install-recommends "${missing[@]}"
+
+# Debian's prometheus package starts its server (port 9090, enabled at boot) wherever services
+# may start; tpc-bench only wants its promtool. A server this install started is stopped and
+# kept from starting at boot. (In a container whose policy-rc.d denies starts, nothing ran.)
+if [[ " ${missing[*]} " == *" prometheus "* ]]; then
+  if [ -d /run/systemd/system ]; then
+    systemctl disable --now prometheus.service
+  else
+    /etc/init.d/prometheus stop >/dev/null
+    update-rc.d prometheus disable >/dev/null 2>&1 || true
+  fi
+  echo "install-system-deps: the prometheus package's server is stopped and off at boot (tpc-bench uses only promtool)"
+fi
