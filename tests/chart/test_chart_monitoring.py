@@ -160,24 +160,34 @@ def test_monitoring_objects_carry_the_additional_labels(helm: Helm) -> None:
     assert config_map["metadata"]["annotations"] == {"grafana_folder": "Networks"}
 
 
-def test_the_scraped_webapp_answers_to_its_pod_ip(helm: Helm) -> None:
-    """Prometheus asks each webapp pod by its IP, which Django's host check must then accept;
-    with private reads the ServiceMonitor sends the release's API token."""
+@pytest.mark.django_db
+def test_the_scraped_webapp_answers_to_its_pod_ip(helm: Helm, settings: Any) -> None:
+    """Prometheus asks each webapp pod by its IP, which Django's host check must then accept
+    (the rendered DJANGO_ALLOWED_HOSTS, $(POD_IP) expanded as the kubelet does, given to the
+    webapp: IPv4 and IPv6); with private reads the ServiceMonitor sends the release's token."""
     objects = helm.template(**ALL_ON, **{"webapp.privateReads": "true"})
-    spec = find(objects, "Deployment", "-webapp")["spec"]["template"]["spec"]
-    env = [item["name"] for item in spec["containers"][0]["env"]]
-    assert env.index("POD_IP") < env.index("DJANGO_ALLOWED_HOSTS")  # $(POD_IP) expands
-    hosts = next(i for i in spec["containers"][0]["env"] if i["name"] == "DJANGO_ALLOWED_HOSTS")
-    assert hosts["value"].split(",")[-1] == "$(POD_IP)"
+    env = find(objects, "Deployment", "-webapp")["spec"]["template"]["spec"]["containers"][0]["env"]
+    names = [item["name"] for item in env]
+    assert names.index("POD_IP") < names.index("DJANGO_ALLOWED_HOSTS")  # $(POD_IP) expands
+    assert next(i for i in env if i["name"] == "POD_IP")["valueFrom"] == {
+        "fieldRef": {"fieldPath": "status.podIP"}
+    }
+    hosts = next(i["value"] for i in env if i["name"] == "DJANGO_ALLOWED_HOSTS")
+    cache.clear()
+    for pod_ip, host, status in (
+        ("10.244.1.7", "10.244.1.7:8000", 200),
+        ("fd00:10:244::7", "[fd00:10:244::7]:8000", 200),
+        ("10.244.1.7", "10.244.1.8:8000", 400),  # another pod's address: refused
+    ):
+        settings.ALLOWED_HOSTS = hosts.replace("$(POD_IP)", pod_ip).split(",")
+        assert APIClient().get("/metrics", HTTP_HOST=host).status_code == status, host
     endpoint = find(objects, "ServiceMonitor")["spec"]["endpoints"][0]
     secret = find(objects, "Secret", "-webapp")
     assert endpoint["authorization"] == {
         "type": "Token", "credentials": {"name": secret["metadata"]["name"], "key": "api-token"}
     }  # fmt: skip
-    assert (
-        "authorization"
-        not in find(helm.template(**ALL_ON), "ServiceMonitor")["spec"]["endpoints"][0]
-    )
+    public = find(helm.template(**ALL_ON), "ServiceMonitor")["spec"]["endpoints"][0]
+    assert "authorization" not in public
 
 
 # -- promtool -----------------------------------------------------------------------------------
