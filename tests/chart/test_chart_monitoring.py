@@ -122,7 +122,7 @@ def test_monitoring_is_off_by_default(helm: Helm) -> None:
     config_maps = [o for o in objects if o["kind"] == "ConfigMap"]
     assert not [c for c in config_maps if "grafana_dashboard" in c["metadata"]["labels"]]
     webapp = find(objects, "Deployment", "-webapp")["spec"]["template"]["spec"]["containers"][0]
-    assert "POD_IP" not in {item["name"] for item in webapp["env"]}
+    assert not {"POD_IP", "TPCBENCH_METRICS_PER_PAIR"} & {item["name"] for item in webapp["env"]}
 
 
 def test_monitoring_objects_carry_the_additional_labels(helm: Helm) -> None:
@@ -301,6 +301,54 @@ def test_promtool_unit_tests_the_alerts(helm: Helm, tmp_path: Path) -> None:
     assert result.returncode != 0 and "TpcBenchLinkCritical" in result.stdout + result.stderr
 
 
+def test_without_per_pair_series_the_link_alerts_are_per_node(helm: Helm, tmp_path: Path) -> None:
+    """webapp.metricsPerPair: false (big meshes) sets TPCBENCH_METRICS_PER_PAIR=false, and the
+    link alerts then read the per-node counts: two checks of node-a critical from minute 2
+    fire at minute 17 as one alert of node-a, its warnings after an hour."""
+    sets = {"webapp.metricsPerPair": "false"}
+    objects = helm.template(**ALL_ON, **sets)
+    env = find(objects, "Deployment", "-webapp")["spec"]["template"]["spec"]["containers"][0]["env"]
+    assert {"name": "TPCBENCH_METRICS_PER_PAIR", "value": "false"} in env
+    groups = rule_file(helm, tmp_path / "rules.yaml", **sets)
+    assert promtool("check", "rules", str(tmp_path / "rules.yaml")).returncode == 0
+    rules = {r["alert"]: r for r in groups["groups"][0]["rules"]}
+    assert "tpcbench_pair" not in rules["TpcBenchLinkCritical"]["expr"]
+    description = {name: rules[name]["annotations"].get("description") for name in rules}
+    inputs = [
+        series("tpcbench_node_alerts", "0 0 2x80", node="node-a", state="critical", pod="w-1"),
+        series("tpcbench_node_alerts", "0 0 2x80", node="node-a", state="critical", pod="w-2"),
+        series("tpcbench_node_alerts", "0x80", node="node-b", state="critical", pod="w-1"),
+        series("tpcbench_node_alerts", "1x80", node="node-b", state="warning", pod="w-1"),
+    ]
+    critical = {
+        "exp_labels": {"node": "node-a", "severity": "critical"},
+        "exp_annotations": {
+            "summary": "tpc-bench: critical checks from or to node-a: 2",
+            "description": description["TpcBenchLinkCritical"],
+        },
+    }
+    warning = {
+        "exp_labels": {"node": "node-b", "severity": "warning"},
+        "exp_annotations": {
+            "summary": "tpc-bench: checks slower than usual from or to node-b: 1",
+            "description": description["TpcBenchLinkWarning"],
+        },
+    }
+    cases = [
+        ("16m", "TpcBenchLinkCritical", []),
+        ("17m", "TpcBenchLinkCritical", [critical]),
+        ("59m", "TpcBenchLinkWarning", []),
+        ("60m", "TpcBenchLinkWarning", [warning]),
+    ]
+    tests = {"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": [
+        {"interval": "1m", "input_series": inputs, "alert_rule_test": [
+            {"eval_time": at, "alertname": name, "exp_alerts": expected}
+            for at, name, expected in cases]}]}  # fmt: skip
+    (tmp_path / "tests.yaml").write_text(yaml.safe_dump(tests, sort_keys=False))
+    result = promtool("test", "rules", str(tmp_path / "tests.yaml"))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
 # -- the metrics the rules and the dashboard read -----------------------------------------------
 
 
@@ -313,6 +361,8 @@ def test_rules_and_dashboard_read_only_served_metrics(
     board = dashboard(objects)
     queries = [target["expr"] for p in board["panels"] for target in p["targets"]]
     queries += [v["definition"] for v in board["templating"]["list"] if v["type"] == "query"]
+    per_node = helm.template(**ALL_ON, **{"webapp.metricsPerPair": "false"})
+    rules += find(per_node, "PrometheusRule")["spec"]["groups"][0]["rules"]
     read = {"rules": set(), "dashboard": set()}
     for rule in rules:
         read["rules"] |= metric_names(rule["expr"])
@@ -320,7 +370,9 @@ def test_rules_and_dashboard_read_only_served_metrics(
         read["dashboard"] |= metric_names(query)
     for where, names in read.items():
         assert names - served_names == set(), f"the {where} read metrics nobody serves"
-    assert read["rules"] >= {"tpcbench_pair_alert_state", "tpcbench_campaign_measurements", "up"}
+    assert read["rules"] >= {
+        "tpcbench_pair_alert_state", "tpcbench_node_alerts", "tpcbench_campaign_measurements", "up"
+    }  # fmt: skip
     assert read["dashboard"] >= {
         "tpcbench_pair_throughput_gbps", "tpcbench_alerts", "tpcbench_campaign_estimate_seconds",
         "tpcbench_node_last_success_timestamp_seconds", "tpcbench_campaign_measurements",
