@@ -95,10 +95,10 @@ def served_names(db: None) -> set[str]:
     """Every sample name the webapp's /metrics serves after an ingest (a real POST, its alerts
     evaluated) and the orchestrator's /metrics serves, plus Prometheus's own `up`."""
     cache.clear()
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {api_token_create(name='orchestrator')}")
+    reporter = APIClient()
+    reporter.credentials(HTTP_AUTHORIZATION=f"Token {api_token_create(name='orchestrator')}")
     for body in (payload(), payload(dst="node-c", failed=11)):
-        response = client.post("/api/v1/measurements/", body, format="json")
+        response = reporter.post("/api/v1/measurements/", body, format="json")
         assert response.status_code == 201, response.content
     scraped = APIClient().get("/metrics")
     assert scraped.status_code == 200
