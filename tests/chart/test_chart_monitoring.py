@@ -190,6 +190,22 @@ def test_the_scraped_webapp_answers_to_its_pod_ip(helm: Helm, settings: Any) -> 
     assert "authorization" not in public
 
 
+def test_the_webapp_down_alert_needs_a_known_scrape_job(helm: Helm) -> None:
+    """Without the ServiceMonitor the webapp's job is unknown (absent() would fire for ever):
+    TpcBenchWebappDown only with monitoring.prometheusRule.webappJob then."""
+    rule_only = {"monitoring.prometheusRule.enabled": "true"}
+
+    def alerts(**sets: str) -> dict[str, dict[str, Any]]:
+        rule = find(helm.template(**rule_only, **sets), "PrometheusRule")
+        return {r["alert"]: r for r in rule["spec"]["groups"][0]["rules"]}
+
+    assert list(alerts()) == ALERTS[:-1]
+    down = alerts(**{"monitoring.prometheusRule.webappJob": "kubernetes-services"})
+    assert down["TpcBenchWebappDown"]["expr"] == (
+        'max by (job) (up{job="kubernetes-services"}) == 0 or absent(up{job="kubernetes-services"})'
+    )
+
+
 # -- promtool -----------------------------------------------------------------------------------
 
 
