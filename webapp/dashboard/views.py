@@ -24,6 +24,7 @@ from webapp.dashboard.dimensions import (
     not_default,
 )
 from webapp.dashboard.grid import grid_page_data
+from webapp.dashboard.grid_layout import filter_terms
 from webapp.dashboard.history import (
     RECENT_MEASUREMENTS,
     checksum_costs,
@@ -35,6 +36,7 @@ from webapp.dashboard.history import (
 )
 from webapp.dashboard.notes import buffer_note_context
 from webapp.results.choices import Protocol
+from webapp.results.grid.ages import format_age, normal_period
 from webapp.results.grid.queries import grid_dimensions
 from webapp.results.selectors.aggregates import stream_comparison, throughput_vs_latency
 from webapp.results.selectors.baselines import pair_baselines
@@ -116,14 +118,18 @@ def grid_page(request: HttpRequest) -> HttpResponse:
         context["empty"] = not measurements_exist()
         return render(request, "dashboard/grid.html", context, status=400)
     # One grid per protocol with results of these dimensions; none measured: an empty database.
+    terms = filter_terms(request.GET.get("node"))  # the node filter (grid_layout)
     page = grid_page_data(
         window=window,
         **dimensions,
         scope=request.GET.get("scope"),
         sites=request.GET.get("sites", ""),
+        node=" ".join(terms),
     )
     sections = page.sections
     context.update(scope=page.scope, sites=page.sites, drilled=page.drilled)
+    context.update(node_filter_context(request, terms, page.matched))
+    context["period"] = page.period
     context["scope_links"] = scope_links(request, page.scope) if page.sites else []
     context["empty"] = not page.auths
     # Choices only where there is a choice (or the one asked for is not the one measured).
@@ -137,6 +143,20 @@ def grid_page(request: HttpRequest) -> HttpResponse:
         # Read with the grids (and cached with them): the latest campaign's start.
         context["campaign"] = sections[0].campaign if window == "latest" else None
     return _render_with_tables(request, "dashboard/grid.html", context)
+
+
+def node_filter_context(request: HttpRequest, terms: list[str], matched: int) -> dict:
+    """The node filter's box: its value, the other parameters it keeps (hidden fields), the
+    page without it, and how many nodes it matched."""
+    kept = [(k, v) for k, values in request.GET.lists() if k != "node" for v in values]
+    query = request.GET.copy()
+    query.pop("node", None)
+    return {
+        "node_filter": " ".join(terms),
+        "node_filter_kept": kept,
+        "node_filter_clear": query.urlencode(),
+        "node_matched": matched,
+    }
 
 
 def scope_links(request: HttpRequest, current: str) -> list[dict]:
@@ -198,6 +218,7 @@ def pair_page(request: HttpRequest, src: str, dst: str) -> HttpResponse:
         "nav": "grid",
         "src": src,
         "dst": dst,
+        **last_measured(series),
         "days": days,
         "day_choices": HISTORY_DAYS,
         "history": series,
@@ -220,6 +241,22 @@ def pair_page(request: HttpRequest, src: str, dst: str) -> HttpResponse:
         + urlencode({**query, "format": "csv", "rows": "transfers"}),
     }
     return render(request, "dashboard/pair.html", context)
+
+
+def last_measured(series: list[dict]) -> dict:
+    """The pair page's age line (issue 24): when its latest measurement finished, how long
+    ago, whether that is overdue (results.grid.ages) and the pair's normal period."""
+    if not series:
+        return {"last_measured": None}
+    finished = max(row["finished"] for row in series)
+    period = normal_period()
+    age = max(0.0, (timezone.now() - finished).total_seconds())
+    return {
+        "last_measured": finished,
+        "last_age": format_age(age),
+        "last_overdue": age > period.overdue_after,
+        "period": period,
+    }
 
 
 def _plot_dimensions(request: HttpRequest) -> tuple[dict[str, str], dict]:
