@@ -14,6 +14,7 @@ table's bytes: the bench's 200-node page (two grids of 40,000 cells, two bands e
   message of the first band that has one (failures);
 - data-age: the cell's age when it is overdue or its bands hold no result (the pair's
   latest measurement before the window); class o: overdue;
+- the table's class dense: above DENSE_ABOVE columns, 8-pixel cells;
 - class n: every band NOT RUN (no <i>), x: the diagonal, gs: a site group's first column,
   alert alert-STATE: an alerting cell.
 """
@@ -30,6 +31,7 @@ from webapp.results.grid.bands import GridBands
 from webapp.results.grid.limits import NOT_RUN, STATUS_SHORT_NAMES
 
 TABLE_TEMPLATE = "dashboard/_grid_table.html"
+DENSE_ABOVE = 100  # more columns: smaller cells still (200 columns fit 1920 pixels)
 _BAND = {status: f"<i class=s{status}></i>" for status in range(NOT_RUN + 1)}
 _BAND_FAILED = {status: f'<i class="s{status} failed"></i>' for status in range(NOT_RUN + 1)}
 _BAND_ALL_FAILED = {
@@ -157,6 +159,7 @@ def compact_table(
                 "slug": slug,
                 "title": title,
                 "compact": True,
+                "dense": len(layout.cols) > DENSE_ABOVE,
                 "statuses": statuses,
                 "body": mark_safe(body),
             },
