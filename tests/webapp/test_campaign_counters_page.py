@@ -8,8 +8,8 @@ import re
 import pytest
 from django.utils import timezone
 
-from webapp.dashboard.templatetags.campaigns import fit_text
 from webapp.results.models import Campaign
+from webapp.results.selectors.campaigns import fit_text
 
 pytestmark = pytest.mark.django_db
 

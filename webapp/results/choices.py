@@ -85,6 +85,11 @@ class CampaignState(models.TextChoices):
     FAILED = "failed", "Failed"
 
 
+# What the orchestrator counts of a campaign's measurements (Campaign fields of these names;
+# pScheduler's states): planned in its cycle, done, failed, missed (not begun), late.
+CAMPAIGN_COUNTERS = ("planned", "done", "failed", "missed", "late")
+
+
 class Outcome(models.TextChoices):
     SUCCESS = "success", "Success"
     FAILURE = "failure", "Failure"

@@ -10,11 +10,11 @@ from webapp.results.api.fields import (
     StrictBooleanField,
     StrictFloatField,
 )
+from webapp.results.choices import CAMPAIGN_COUNTERS as COUNTERS
 from webapp.results.choices import CampaignState, Trigger
 from webapp.results.models import Campaign
 
 # A campaign's counters, as the orchestrator's journal keeps them (campaign/journal.py).
-COUNTERS = ("planned", "done", "failed", "missed", "late")
 COUNTER_HELP = (
     "The orchestrator's count: planned in this cycle, done (all transfers succeeded), failed, "
     "missed (not begun before the next cycle's start), late (ended after it)."

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.contrib.admin.models import ADDITION, LogEntry
 from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Cast, Coalesce
 
+from webapp.results.choices import CAMPAIGN_COUNTERS as COUNTERS
 from webapp.results.choices import CampaignState
 from webapp.results.compiled_sql import compiled_query
 from webapp.results.models import Campaign, Measurement
@@ -72,6 +74,45 @@ def latest_campaign_id() -> int | None:
 
 
 @dataclass(frozen=True)
+class Counters:
+    """A campaign's counters as the orchestrator sent them (None: not said) and how it
+    fitted its cycle (cycle_fit: mode, k, part), in words."""
+
+    planned: int | None
+    done: int | None
+    failed: int | None
+    missed: int | None
+    late: int | None
+    fit: str
+
+    @property
+    def known(self) -> bool:
+        return any(getattr(self, name) is not None for name in COUNTERS) or bool(self.fit)
+
+    @property
+    def items(self) -> list[tuple[str, int]]:
+        return [(n, getattr(self, n)) for n in COUNTERS if getattr(self, n) is not None]
+
+
+def fit_text(fit: Any) -> str:
+    """cycle_fit -> 'rotate: part 1 of 2 (k = 2, no fewer than 2 can fit)', 'shorten: left
+    out streams 1', 'fits', ... ('' when not said)."""
+    if not isinstance(fit, dict) or not fit.get("mode"):
+        return ""
+    mode = str(fit["mode"])
+    k, k_min, part = fit.get("k"), fit.get("k_min"), fit.get("part")
+    text = mode
+    if isinstance(k, int) and k > 1:
+        text += f": part {part} of {k}" if isinstance(part, int) else f": k = {k}"
+        text += f" (k = {k}" + (f", no fewer than {k_min} can fit)" if k_min else ")")
+    dropped = fit.get("dropped")
+    if isinstance(dropped, dict) and dropped:
+        left = "; ".join(f"{key} {', '.join(map(str, v))}" for key, v in dropped.items())
+        text += f", left out {left}"
+    return text
+
+
+@dataclass(frozen=True)
 class CampaignLine:
     """One campaign as the box shows it."""
 
@@ -84,6 +125,7 @@ class CampaignLine:
     landed: int  # measurements stored so far
     ok: int  # measurements whose every transfer succeeded
     requested_by: str | None  # username of the dashboard user who asked, if any
+    counted: Counters  # what the orchestrator counted (issue 24)
 
     @property
     def failed(self) -> int:
@@ -152,6 +194,7 @@ def _status_rows() -> QuerySet:
             ok=count_related(Measurement, "campaign", failed=0, succeeded__gt=0),
             requested_by=Subquery(requester),
             pending_count=Coalesce(Subquery(pending_count, output_field=IntegerField()), 0),
+            **{f"counted_{name}": F(name) for name in COUNTERS},
         )
         .values(
             "uuid",
@@ -164,6 +207,8 @@ def _status_rows() -> QuerySet:
             "ok",
             "requested_by",
             "pending_count",
+            *(f"counted_{name}" for name in COUNTERS),
+            "cycle_fit",
         )
     )
     return rows
@@ -175,7 +220,11 @@ def campaign_status() -> CampaignStatus:
     pending_total = 0
     for row in _status_rows():
         pending_total = row.pop("pending_count")
-        line = CampaignLine(**{**row, "uuid": str(row["uuid"])})
+        counted = Counters(
+            **{name: row.pop(f"counted_{name}") for name in COUNTERS},
+            fit=fit_text(row.pop("cycle_fit")),
+        )
+        line = CampaignLine(**{**row, "uuid": str(row["uuid"]), "counted": counted})
         # At most one row per state group: the subqueries pick one campaign each.
         found["last" if line.state in FINAL_STATES else line.state] = line
     return CampaignStatus(
