@@ -134,6 +134,13 @@ GRID_PAGE_SQL = (
     "WHERE campaign_id = (" + LATEST_CAMPAIGN_SQL + ") AND " + DEFAULT_DIMENSIONS + " "
     "GROUP BY 1, 2, 3, 4"
 )
+GRID_NODE_SQL = (
+    "SELECT protocol, src_id, dst_id, streams, avg(throughput_gbps), sum(succeeded), "
+    "sum(failed), count(*), max(finished) FROM results_measurement "
+    "WHERE campaign_id = (" + LATEST_CAMPAIGN_SQL + ") AND " + DEFAULT_DIMENSIONS + " "
+    "AND (src_id = (SELECT id FROM results_node WHERE name = %s) "
+    "OR dst_id = (SELECT id FROM results_node WHERE name = %s)) GROUP BY 1, 2, 3, 4"
+)
 GRID_WINDOW_SQL = (
     "SELECT src_id, dst_id, streams, avg(throughput_gbps), sum(succeeded), sum(failed), "
     "count(*), max(finished) FROM results_measurement "
@@ -153,6 +160,21 @@ STREAMS_SQL = (
 )
 
 
+def first_node() -> str:
+    from webapp.results.models import Node
+
+    return Node.objects.order_by("name").values_list("name", flat=True).first() or ""
+
+
+def page_sizes() -> None:
+    """What the browser downloads: the grid page whole and filtered to one node."""
+    from django.test import Client
+
+    client, node = Client(), first_node()
+    whole, one = (len(client.get(path).content) for path in ("/", f"/?node={node}"))
+    print(f"  grid page size: {whole / 1e6:.1f} MB whole, {one / 1e3:.0f} kB for one node")
+
+
 def page_exists(path: str) -> bool:
     from django.urls import Resolver404, resolve
 
@@ -170,6 +192,15 @@ def read_rows(requests: int) -> list[tuple[str, Callable | None, Callable, str]]
     rows = []
     if page_exists("/"):
         rows.append(("grid page /", get(client, "/"), raw_sql(GRID_PAGE_SQL, lambda: []), ""))
+        node = first_node()
+        rows.append(
+            (
+                "grid page, one node",  # the node filter: its row and column
+                get(client, f"/?node={node}"),
+                raw_sql(GRID_NODE_SQL, lambda: [node, node]),
+                "no target: it filters the whole grid's aggregate (cached, shared by filters)",
+            )
+        )
     else:
         rows.append(
             ("grid page /", None, raw_sql(GRID_PAGE_SQL, lambda: []), "skipped: no page at / yet")
@@ -203,11 +234,13 @@ def read_rows(requests: int) -> list[tuple[str, Callable | None, Callable, str]]
     return rows
 
 
-def report_reads(requests: int, only: list[str] | None = None) -> bool:
-    """The read table: each read computed afresh and as served, against its raw SQL."""
+def report_reads(requests: int, only: list[str] | None = None, absolute: bool = True) -> bool:
+    """The read table: each read computed afresh and as served, against its raw SQL; the
+    absolute p95 target is issue 13's, for its 30-node mesh (`absolute`)."""
+    limit = f" and <= {P95_MS:.0f} ms" if absolute else " (no absolute target above 30 nodes)"
     print(
         f"\nread path: p50/p95 in ms over {requests} requests, interleaved; targets: UNCACHED "
-        f"p95 <= {RATIO}x the raw SQL p95 and <= {P95_MS:.0f} ms, cached p95 <= {CACHED_RATIO}x"
+        f"p95 <= {RATIO}x the raw SQL p95{limit}, cached p95 <= {CACHED_RATIO}x"
     )
     header = "{:<28} {:>15} {:>15} {:>15} {:>15}  {}"
     print(
@@ -227,10 +260,18 @@ def report_reads(requests: int, only: list[str] | None = None) -> bool:
         (u50, u95), (c50, c95), (sql50, sql95) = found["uncached"], found["cached"], found["sql"]
         ratio = u95 / sql95 if sql95 else float("inf")
         cached_ratio = c95 / sql95 if sql95 else float("inf")
+        if note:  # timed for information, held to no target
+            print(
+                header.format(
+                    name, f"{u50:.1f}/{u95:.1f}", f"{c50:.1f}/{c95:.1f}",
+                    f"{sql50:.1f}/{sql95:.1f}", f"{ratio:.2f}/{cached_ratio:.2f}", note,
+                )
+            )  # fmt: skip
+            continue
         misses = [
             reason
             for reason, bad in (
-                (f"p95 > {P95_MS:.0f} ms", u95 > P95_MS),
+                (f"p95 > {P95_MS:.0f} ms", absolute and u95 > P95_MS),
                 (f"ratio > {RATIO}", ratio > RATIO),
                 (f"cached ratio > {CACHED_RATIO}", cached_ratio > CACHED_RATIO),
             )
@@ -406,7 +447,9 @@ def main() -> int:
         f"  {Measurement.objects.count():,} measurements, "
         f"{Transfer.objects.order_by().count():,} transfers"
     )
-    reads_ok = report_reads(args.requests, args.only)
+    reads_ok = report_reads(args.requests, args.only, absolute=args.nodes <= 30)
+    if page_exists("/"):
+        page_sizes()
     if args.only:
         return 0
     ingest_ok = report_ingest(batches=20, batch_size=100)
