@@ -9,17 +9,16 @@ token area, upgrade, lose a server pod, lose a node's kubelet, uninstall, and ta
 down. The tests share one cluster and run in this file's order; each says what it leaves for
 the next. With ci/baseline-values.yaml each campaign measures each pair's link first, with
 iperf3 from the source's XRootD pod to the destination's, as `tpcbench baseline` does there.
+The cluster (tests/chart/conftest.py) is also test_chart_sites_on_kubelets.py's, whose tests
+run after these: when both files run, the lab down is the last test of that file.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
-import subprocess
-import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -34,14 +33,12 @@ from ca.tokens import TokenMinter, ensure_issuer_key
 from orchestrator.cluster.pod_exec import run_in_pod
 from orchestrator.endpoints import in_token_area, source_name
 from orchestrator.errors import UserError
-from orchestrator.lab import stop_lab
 from orchestrator.lab.cluster_lifecycle import start_cluster_lab
 from orchestrator.lab.kube import kernel_settings
-from orchestrator.lab.kube.node_agents import cgroup_dirs
-from orchestrator.lab.network import existing_namespaces
 from orchestrator.lab.topology import LabNetwork
 from tests.support.helm_chart import CHART, Helm
 from tests.support.kubelet_lab import (
+    CLUSTER_NETWORK,
     LAB_VALUES,
     SERVER_COMPONENTS,
     TOKEN_VALUES,
@@ -53,32 +50,17 @@ from tests.support.kubelet_lab import (
 
 pytestmark = [pytest.mark.cluster, pytest.mark.lab]
 
-# nodes at 10.99.141-143.2, unless TPCBENCH_LAB_PREFIX / TPCBENCH_LAB_SUBNET_OFFSET say otherwise
-NETWORK = LabNetwork(
-    prefix=os.environ.get("TPCBENCH_LAB_PREFIX", "tpckl"),
-    subnet_offset=int(os.environ.get("TPCBENCH_LAB_SUBNET_OFFSET", "140")),
-)
+NETWORK = CLUSTER_NETWORK  # 10.99.141-143.2 unless TPCBENCH_LAB_PREFIX / _SUBNET_OFFSET say
 NAMESPACE = "tpc"
 RELEASE = "lab"
 SERVER_NODES = ["lab-1", "lab-2"]  # lab-3 starts unlabelled: no server pods there
 BASELINE_VALUES = LAB_VALUES.with_name("baseline-values.yaml")
 
 
-# kubenode (the nodes' images), machine_settings and namespaces_before: conftest.py
+# kubelet_cluster (three nodes, 10 ms, 4 Gbit/s) and machine_settings: conftest.py
 @pytest.fixture(scope="module")
-def lab(
-    kubenode: None,
-    images: dict[str, str],
-    machine_settings: dict[str, str],
-    namespaces_before: set[str],
-) -> Iterator[KubeletLab]:
-    home = Path(tempfile.mkdtemp(prefix="tpcbench-kubelet-lab-"))
-    try:
-        start_cluster_lab(home, 3, network=NETWORK, rtt="uniform:10ms", rate_gbit=4.0)
-        yield KubeletLab(home, NETWORK, NAMESPACE, RELEASE)
-    finally:
-        stop_lab(home)
-        shutil.rmtree(home, ignore_errors=True)
+def lab(kubelet_cluster: Path) -> KubeletLab:
+    return KubeletLab(kubelet_cluster, NETWORK, NAMESPACE, RELEASE)
 
 
 @pytest.fixture(scope="module")
@@ -377,29 +359,9 @@ def test_uninstall_leaves_only_what_the_user_asked_to_keep(lab: KubeletLab, helm
 
 
 def test_lab_down_removes_everything_and_puts_the_kernel_settings_back(
-    lab: KubeletLab, machine_settings: dict[str, str], namespaces_before: set[str]
+    kubelet_cluster_down: Callable[[], None],
 ) -> None:
-    record = lab.record
-    processes = [*record.cluster.control_plane, *record.cluster.agents]
-    workdir = Path(record.cluster.workdir)
-    cgroups = [
-        d
-        for n in ("lab-1", "lab-2", "lab-3")
-        for d in cgroup_dirs(f"/tpcbench-{NETWORK.prefix}-{n}")
-    ]
-    done = stop_lab(lab.home)
-    assert any("stopped kubelet on lab-3" in line for line in done)
-    assert kernel_settings.read_settings() == machine_settings
-    assert [p.pid for p in processes if Path(f"/proc/{p.pid}").exists()] == []
-    # the nodes' and the pods' (cni-*) gone; other labs may come and go meanwhile
-    left = existing_namespaces() - namespaces_before
-    assert [n for n in left if n.startswith((f"{NETWORK.prefix}-", "cni-"))] == []
-    logs = Path("/var/log/containers")
-    links = [os.readlink(p) for p in logs.iterdir() if p.is_symlink()] if logs.is_dir() else []
-    assert [link for link in links if link.startswith(str(workdir))] == []
-    assert not workdir.exists()
-    assert [d for d in cgroups if d.exists()] == []
-    mounts = Path("/proc/self/mountinfo").read_text()
-    assert str(lab.home) not in mounts
-    shims = subprocess.run(["pgrep", "-f", str(workdir)], capture_output=True, text=True)
-    assert shims.stdout == ""
+    """No process, namespace, log link, directory, cgroup, mount or shim of the lab left, the
+    kernel settings back (tests/support/kubelet_lab.py, take_down_and_check). Deselected when
+    test_chart_sites_on_kubelets.py runs too: its own lab-down test, the same, ends the cluster."""
+    kubelet_cluster_down()

@@ -1,24 +1,24 @@
-"""The chart's sites on real kubelets: a cluster lab of two nodes (`lab up --kubernetes`), both
-labelled into site "a", the chart installed with ci/lab-values.yaml and ci/sites-values.yaml.
+"""The chart's sites on real kubelets: two nodes of a cluster lab (`lab up --kubernetes`)
+labelled into site "a", the third unlabelled and cordoned (nothing of the release there), the
+chart installed with ci/lab-values.yaml and ci/sites-values.yaml.
 The site's redirector pod runs (xrootd + cmsd, host network, port 1095) beside the nodes'
 data servers (xrootd + cmsd, 1094); discovery reports the redirector apart from the hosts; a
 GET of the source file through the redirector is redirected to a data server of the site and
 returns that server's bytes, and so does a root:// read; HTTPS and root:// third-party copies
 from a node to the redirector land on a data server of the site. The release uses a CA of the test's
 own (certificates.ca.existingSecret), so the test holds a client certificate the servers map,
-as the orchestrator's. Its own lab names (tpcch, subnets 10.99.27-28), so it never meets
-test_chart_on_kubelets.py's; the two run one after the other (one kubelet cluster at a time).
+as the orchestrator's. The cluster lab is test_chart_on_kubelets.py's (tests/chart/conftest.py:
+one start and stop for both files), used after that file's release is uninstalled: this
+release goes into a namespace of its own, beside what that one kept in its namespace, and this
+file's lab-down test ends the cluster.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
-import os
 import re
-import shutil
-import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -27,25 +27,24 @@ from kubernetes import client
 from ca.authority import CertificateAuthority
 from orchestrator.discovery.kubernetes import KubernetesDiscovery
 from orchestrator.endpoints import ClientCredentials, source_name
-from orchestrator.lab import stop_lab
-from orchestrator.lab.cluster_lifecycle import start_cluster_lab
-from orchestrator.lab.kube import kernel_settings
-from orchestrator.lab.network import existing_namespaces
-from orchestrator.lab.topology import LabNetwork
 from orchestrator.measurement.run import run_measurement
 from orchestrator.measurement.spec import MeasurementRequest
 from tests.support.helm_chart import CHART, Helm
-from tests.support.kubelet_lab import LAB_VALUES, KubeletLab, all_ready, wait_for
+from tests.support.kubelet_lab import (
+    CLUSTER_NETWORK,
+    LAB_VALUES,
+    KubeletLab,
+    all_ready,
+    wait_for,
+)
 
 pytestmark = [pytest.mark.cluster, pytest.mark.lab]
 
-NETWORK = LabNetwork(
-    prefix=os.environ.get("TPCBENCH_SITES_LAB_PREFIX", "tpcch"),
-    subnet_offset=int(os.environ.get("TPCBENCH_SITES_LAB_SUBNET_OFFSET", "26")),
-)
-NAMESPACE = "tpc"
+NAMESPACE = "tpc-sites"  # test_chart_on_kubelets.py's "tpc" keeps its claims and a Secret
 RELEASE = "lab"
 NODES = ["lab-1", "lab-2"]
+OUTSIDE = "lab-3"  # the cluster's third node: no servers, no pods of the release
+NETWORK_LABEL = "tpc-bench.io/network"  # nodes.selector's default: the benchmarked nodes
 SITE = "a"
 SITE_LABEL = "tpc-bench.io/site"  # sites.label's default
 SITES_VALUES = LAB_VALUES.with_name("sites-values.yaml")
@@ -54,20 +53,10 @@ CA_SUBJECT = "/DC=org/DC=tpc-bench/CN=sites test CA"
 FILE_SIZE = 32 << 20  # ci/lab-values.yaml's campaign.fileSize
 
 
+# kubelet_cluster (three nodes), machine_settings: conftest.py
 @pytest.fixture(scope="module")
-def lab(
-    kubenode: None,
-    images: dict[str, str],
-    machine_settings: dict[str, str],
-    namespaces_before: set[str],
-) -> Iterator[KubeletLab]:
-    home = Path(tempfile.mkdtemp(prefix="tpcbench-sites-lab-"))
-    try:
-        start_cluster_lab(home, len(NODES), network=NETWORK)
-        yield KubeletLab(home, NETWORK, NAMESPACE, RELEASE)
-    finally:
-        stop_lab(home)
-        shutil.rmtree(home, ignore_errors=True)
+def lab(kubelet_cluster: Path) -> KubeletLab:
+    return KubeletLab(kubelet_cluster, CLUSTER_NETWORK, NAMESPACE, RELEASE)
 
 
 @pytest.fixture(scope="module")
@@ -97,6 +86,11 @@ def pod_states(lab: KubeletLab) -> list[str]:
 def test_install_runs_the_sites_redirector_and_its_data_servers(
     lab: KubeletLab, helm: Helm, site_ca: CertificateAuthority
 ) -> None:
+    # lab-3 as test_chart_on_kubelets.py leaves it (labelled, cordoned) or as the lab starts it
+    # (labelled): unlabelled and cordoned, the site's nodes are the only ones of the release
+    lab.core.patch_node(
+        OUTSIDE, {"metadata": {"labels": {NETWORK_LABEL: None}}, "spec": {"unschedulable": True}}
+    )
     for name in NODES:
         lab.core.patch_node(name, {"metadata": {"labels": {SITE_LABEL: SITE}}})
     lab.core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=NAMESPACE)))
@@ -251,11 +245,9 @@ def test_a_copy_to_the_site_lands_on_one_of_its_data_servers(
 
 
 def test_lab_down_leaves_nothing_and_puts_the_kernel_settings_back(
-    lab: KubeletLab, machine_settings: dict[str, str], namespaces_before: set[str]
+    kubelet_cluster_down: Callable[[], None],
 ) -> None:
-    workdir = Path(lab.record.cluster.workdir)
-    stop_lab(lab.home)
-    assert kernel_settings.read_settings() == machine_settings
-    left = existing_namespaces() - namespaces_before
-    assert [n for n in left if n.startswith(f"{NETWORK.prefix}-")] == []
-    assert not workdir.exists()
+    """No process, namespace, log link, directory, cgroup, mount or shim of the lab left, the
+    kernel settings back (tests/support/kubelet_lab.py, take_down_and_check): the cluster's
+    end, after test_chart_on_kubelets.py's tests too when both files run."""
+    kubelet_cluster_down()

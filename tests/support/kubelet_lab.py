@@ -1,7 +1,9 @@
-"""What the chart's tests on real kubelets share: a cluster lab (`lab up --kubernetes`) and
-ways to use and look into it as a user would: its `tpcbench` command line, the webapp
-through its Service from a node (a run-now campaign, its measurements), a server's
-certificate as another node sees it, a command in a pod."""
+"""What the chart's tests on real kubelets share: one cluster lab (`lab up --kubernetes`, three
+nodes, started once for test_chart_on_kubelets.py and test_chart_sites_on_kubelets.py by
+tests/chart/conftest.py), ways to use and look into it as a user would (its `tpcbench`
+command line, the webapp through its Service from a node, a run-now campaign and its
+measurements, a server's certificate as another node sees it, a command in a pod), and what
+its lab down must leave: nothing."""
 
 from __future__ import annotations
 
@@ -21,8 +23,12 @@ from cryptography import x509
 from kubernetes import client
 from kubernetes.stream import stream
 
+from orchestrator.lab import stop_lab
+from orchestrator.lab.kube import kernel_settings
 from orchestrator.lab.kube.cluster_lab import api_client
+from orchestrator.lab.kube.node_agents import cgroup_dirs
 from orchestrator.lab.lifecycle import run_record_path
+from orchestrator.lab.network import existing_namespaces
 from orchestrator.lab.run_record import LabRun
 from orchestrator.lab.topology import LabNetwork
 from tests.support.polling import poll_until
@@ -32,6 +38,13 @@ KUBENODE_BUILD = REPO / "scripts" / "kubenode" / "build.sh"
 LAB_VALUES = REPO / "charts" / "tpc-bench" / "ci" / "lab-values.yaml"
 TOKEN_VALUES = LAB_VALUES.with_name("tokens-values.yaml")
 SERVER_COMPONENTS = ("xrootd", "gridftp")
+# The cluster's nodes at 10.99.141-143.2, unless TPCBENCH_LAB_PREFIX /
+# TPCBENCH_LAB_SUBNET_OFFSET say otherwise
+CLUSTER_NETWORK = LabNetwork(
+    prefix=os.environ.get("TPCBENCH_LAB_PREFIX", "tpckl"),
+    subnet_offset=int(os.environ.get("TPCBENCH_LAB_SUBNET_OFFSET", "140")),
+)
+CLUSTER_NODES = ("lab-1", "lab-2", "lab-3")
 
 
 @dataclass
@@ -194,3 +207,32 @@ def all_ready(pod: client.V1Pod) -> bool:
 
 def ca_of(pem: str) -> x509.Certificate:
     return x509.load_pem_x509_certificate(pem.encode())
+
+
+def take_down_and_check(
+    home: Path, machine_settings: dict[str, str], namespaces_before: set[str]
+) -> None:
+    """`lab down` of the cluster lab at `home`, then nothing of it left: no process, network
+    namespace (the nodes' and the pods' cni-*), container log link, work directory, cgroup,
+    mount or containerd shim; the machine's kernel settings as they were before it."""
+    record = LabRun.load(run_record_path(home))
+    processes = [*record.cluster.control_plane, *record.cluster.agents]
+    workdir = Path(record.cluster.workdir)
+    prefix = record.network.prefix
+    cgroups = [d for n in CLUSTER_NODES for d in cgroup_dirs(f"/tpcbench-{prefix}-{n}")]
+    done = stop_lab(home)
+    assert any("stopped kubelet on lab-3" in line for line in done)
+    assert kernel_settings.read_settings() == machine_settings
+    assert [p.pid for p in processes if Path(f"/proc/{p.pid}").exists()] == []
+    # the nodes' and the pods' (cni-*) gone; other labs may come and go meanwhile
+    left = existing_namespaces() - namespaces_before
+    assert [n for n in left if n.startswith((f"{prefix}-", "cni-"))] == []
+    logs = Path("/var/log/containers")
+    links = [os.readlink(p) for p in logs.iterdir() if p.is_symlink()] if logs.is_dir() else []
+    assert [link for link in links if link.startswith(str(workdir))] == []
+    assert not workdir.exists()
+    assert [d for d in cgroups if d.exists()] == []
+    mounts = Path("/proc/self/mountinfo").read_text()
+    assert str(home) not in mounts
+    shims = subprocess.run(["pgrep", "-f", str(workdir)], capture_output=True, text=True)
+    assert shims.stdout == ""
