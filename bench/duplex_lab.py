@@ -287,9 +287,10 @@ def report(cases: list[Case], args: argparse.Namespace, load: tuple[float, float
         for line in verdict(mine, args.rate_gbit):
             print(f"  {line}")
     print(
-        "Gb/s: K*S*8/mean duration; other: the measurement beside A->B; ratio: per round, "
-        "A->B in the case / A->B alone;\noverlap: of A->B's time; lab: CPU of the lab and "
-        "its clients, busy: of the whole machine (share of all cores)."
+        "Gb/s: K*S*8/mean duration (above the cap when the copies end at different times); "
+        "other: the\nmeasurement beside A->B; ratio: per round, A->B in the case / A->B alone; "
+        "overlap: of A->B's time;\nlab: CPU of the lab and its clients, busy: of the whole "
+        "machine (share of all cores)."
     )
     return ok
 
