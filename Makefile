@@ -4,7 +4,7 @@
 #   make demo-cluster  the demo on a real Kubernetes cluster in the lab: helm install, a campaign
 #   make reproduce  the paper's three findings beside ours and its Figures 3, 4, 5, 7, 8 (about 25 min)
 #   make test    install what is needed and run the whole test suite
-#   make bench   print the benchmark ratios (fidelity, webapp scale, planner, WAN emulation, clients, authentication, cluster, redirector hops, site scaling)
+#   make bench   print the benchmark ratios (fidelity, webapp scale, planner, WAN emulation, clients, authentication, cluster, redirector hops, site scaling, full duplex)
 #   make images  build the container images (podman; the Debian base once, cached)
 #   make kubenode  build what the lab's real Kubernetes nodes run (kubelet, images; cached)
 #   make lint    ruff, hadolint, helm lint
