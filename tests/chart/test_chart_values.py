@@ -21,6 +21,11 @@ NEWER_SETTINGS = [
                                      "certificates.signer", "prelim")),
     *(f"{part}.updateStrategy" for part in ("servers", "webapp", "tokens")),
     "baseline",
+    "sites",
+    "monitoring",
+    *(f"webapp.{name}" for name in ("metricsPerPair", "alerts")),
+    *(f"campaign.{name}" for name in ("checksum", "scope", "sweepHosts", "lookups", "cycleFit",
+                                      "fullDuplex")),
 ]  # fmt: skip
 GENERATED = {"Secret"}  # their data differs between any two renders
 

@@ -232,6 +232,9 @@ webapp:
   probes:
     readiness: {periodSeconds: 10, timeoutSeconds: 5}
     liveness: {periodSeconds: 30}
+  alerts: {medianFraction: 0.7, medianDays: 20, inARow: 2, minHistory: 3, webhookUrl: "",
+           webhookSecret: "", webhookSecretKey: url, mailTo: [], mailFrom: tpc-bench@localhost,
+           smtpHost: localhost, smtpPort: 25, publicUrl: ""}
 database:
   probes:
     readiness: {periodSeconds: 10}

@@ -38,7 +38,7 @@ spec:
       {{- include "tpc-bench.sitePodSpec" (list $root $site) | nindent 6 }}
       {{- else }}
       {{- include "tpc-bench.serverPodSpec" $root | nindent 6 }}
-      {{- if $root.Values.sites.enabled }}
+      {{- if (dig "sites" "enabled" false $root.Values.AsMap) }}
       {{- include "tpc-bench.notInSites" $root | nindent 6 }}
       {{- end }}
       {{- end }}
