@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 from collections.abc import Callable
 from pathlib import Path
@@ -265,12 +266,36 @@ def test_upgrade_rolls_the_orchestrator_and_keeps_the_ca_token_and_password(
             },
         ),
     )
+    # docs/install.md's alerts: a chat webhook's URL kept in a Secret, a mailing list
+    hook = "https://chat.example.org/hooks/tpc"
+    lab.core.create_namespaced_secret(
+        NAMESPACE,
+        client.V1Secret(
+            metadata=client.V1ObjectMeta(name="chat-webhook"), string_data={"url": hook}
+        ),
+    )
     helm.run(
         "upgrade", RELEASE, str(CHART), "--namespace", NAMESPACE, "--reuse-values",
         "--set", "campaign.streams={1}", "--set", "certificates.clientSource=secret",
         "--set", "orchestrator.clientCertificateSecret=site-client",
+        "--set", "webapp.alerts.webhookSecret=chat-webhook",
+        "--set", "webapp.alerts.mailTo={noc@example.org}",
+        "--set", "webapp.alerts.smtpHost=smtp-relay.example.org",
         "--wait", "--timeout", "10m", timeout=900,
     )  # fmt: skip
+    webapp = wait_for(lambda: [p for p in lab.pods("webapp") if all_ready(p)], "the webapp")[0]
+    said = lab.exec(
+        webapp, "webapp",
+        ["python3", "manage.py", "shell", "-c", "from django.conf import settings as s; "
+         "print(s.TPCBENCH_ALERT_WEBHOOK_URL, s.TPCBENCH_ALERT_MAIL_TO, s.EMAIL_HOST)"],
+    )  # fmt: skip
+    # the last line: Django's shell first says what it imported
+    assert said.strip().splitlines()[-1].split() == [
+        hook, "['noc@example.org']", "smtp-relay.example.org",
+    ]  # fmt: skip
+    # the upgrade step from a version without alerts: evaluates the stored history once
+    evaluated = lab.exec(webapp, "webapp", ["python3", "manage.py", "evaluate_alerts"])
+    assert re.search(r"read \d+ measurements", evaluated), evaluated
     orchestrator = wait_for(
         lambda: [p for p in lab.pods("orchestrator") if all_ready(p)], "the new orchestrator"
     )
@@ -352,7 +377,7 @@ def test_uninstall_leaves_only_what_the_user_asked_to_keep(lab: KubeletLab, helm
         f"{lab.fullname}-spool",
     ]  # persistence.keepOnUninstall: true, the default
     secrets = {s.metadata.name for s in lab.core.list_namespaced_secret(NAMESPACE).items}
-    assert secrets == {f"{lab.fullname}-database", "site-client"}  # the password, and ours
+    assert secrets == {f"{lab.fullname}-database", "site-client", "chat-webhook"}  # ours kept
     for kind in ("deployment", "daemon_set", "stateful_set"):
         listed = getattr(client.AppsV1Api(lab.api), f"list_namespaced_{kind}")(NAMESPACE)
         assert listed.items == []
