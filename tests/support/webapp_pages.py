@@ -182,45 +182,22 @@ def bulk_mesh(
                 continue
             gbps = 2.0 + (i * 7 + j * 3) % 45
             rows.append(
-                Measurement(
-                    uuid=uuid_lib.uuid4(),
-                    campaign=campaign,
-                    src=src,
-                    dst=dst,
-                    protocol="https",
-                    streams=8,
-                    transfer_count=3,
-                    file_size=GIB,
-                    throughput_gbps=gbps,
-                    makespan_gbps=gbps,
-                    succeeded=3,
-                    failed=0,
-                    started=started,
-                    finished=started + timedelta(seconds=30),
-                    payload_sha256="0" * 64,
-                    src_site=src.site,
-                    dst_site=dst.site,
-                )
+                https_measurement(campaign, src, dst, gbps, started + timedelta(seconds=30))
             )
     Measurement.objects.bulk_create(rows, batch_size=5000)
     return {"campaign": campaign, "started": started, "names": [n.name for n in nodes]}
 
 
-def bulk_measurement(src: str, dst: str, *, ago: timedelta, gbps: float = 30.0) -> None:
-    """One https 8-stream host measurement of src -> dst (existing nodes) that finished
-    `ago`, in a campaign of its own (an earlier cycle's)."""
-    from webapp.results.models import Campaign, Measurement, Node
+def https_measurement(campaign, src, dst, gbps: float, finished):
+    """An unsaved https 8-stream host measurement of src -> dst (Nodes) that took 30 s and
+    ended at `finished`, its three transfers succeeded, naming the nodes' sites."""
+    from webapp.results.models import Measurement
 
-    ends = {node.name: node for node in Node.objects.filter(name__in=[src, dst])}
-    finished = timezone.now() - ago
-    campaign = Campaign.objects.create(
-        state="finished", started=finished - timedelta(minutes=5), finished=finished
-    )
-    Measurement.objects.create(
+    return Measurement(
         uuid=uuid_lib.uuid4(),
         campaign=campaign,
-        src=ends[src],
-        dst=ends[dst],
+        src=src,
+        dst=dst,
         protocol="https",
         streams=8,
         transfer_count=3,
@@ -232,9 +209,22 @@ def bulk_measurement(src: str, dst: str, *, ago: timedelta, gbps: float = 30.0) 
         started=finished - timedelta(seconds=30),
         finished=finished,
         payload_sha256="0" * 64,
-        src_site=ends[src].site,
-        dst_site=ends[dst].site,
+        src_site=src.site,
+        dst_site=dst.site,
     )
+
+
+def bulk_measurement(src: str, dst: str, *, ago: timedelta, gbps: float = 30.0) -> None:
+    """One https 8-stream host measurement of src -> dst (existing nodes) that finished
+    `ago`, in a campaign of its own (an earlier cycle's)."""
+    from webapp.results.models import Campaign, Node
+
+    ends = {node.name: node for node in Node.objects.filter(name__in=[src, dst])}
+    finished = timezone.now() - ago
+    campaign = Campaign.objects.create(
+        state="finished", started=finished - timedelta(minutes=5), finished=finished
+    )
+    https_measurement(campaign, ends[src], ends[dst], gbps, finished).save()
 
 
 class CompactTables(HTMLParser):
